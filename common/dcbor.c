@@ -1,0 +1,786 @@
+/*
+ * dcbor.c: deterministic CBOR writer, bounded checker and zero-copy reader
+ * (see dcbor.h).  Heads are encoded by libcbor's cbor_encode_* (which pick
+ * the shortest form) and decoded by libcbor's allocation-free
+ * cbor_stream_decode, one head per call.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cbor.h>
+
+#include "dcbor.h"
+#include "xmalloc.h"
+
+static const char *const dcbor_errnames[] = {
+	"ok", "trunc", "malformed", "depth", "length", "indefinite",
+	"noncanonical", "dupkey", "type", "range", "trailing",
+};
+
+const char *
+dcbor_strerror(int err)
+{
+	if (err < 0 || (size_t)err >= sizeof(dcbor_errnames) /
+	    sizeof(dcbor_errnames[0]))
+		return "unknown";
+	return dcbor_errnames[err];
+}
+
+/* ---- writer ------------------------------------------------------------ */
+
+void
+dcbor_buf_init(struct dcbor_buf *b)
+{
+	b->data = NULL;
+	b->len = b->cap = 0;
+}
+
+void
+dcbor_buf_free(struct dcbor_buf *b)
+{
+	free(b->data);
+	dcbor_buf_init(b);
+}
+
+void
+dcbor_buf_reset(struct dcbor_buf *b)
+{
+	b->len = 0;
+}
+
+uint8_t *
+dcbor_buf_reserve(struct dcbor_buf *b, size_t n)
+{
+	if (b->cap - b->len < n) {
+		size_t cap = b->cap ? b->cap : 256;
+
+		while (cap - b->len < n)
+			cap *= 2;
+		b->data = xreallocarray(b->data, cap, 1);
+		b->cap = cap;
+	}
+	return b->data + b->len;
+}
+
+uint8_t *
+dcbor_buf_steal(struct dcbor_buf *b, size_t *len)
+{
+	uint8_t *p = b->data;
+
+	if (p == NULL)
+		p = xmalloc(1);
+	*len = b->len;
+	dcbor_buf_init(b);
+	return p;
+}
+
+#define HEAD_MAX 9
+
+void
+dcbor_put_uint(struct dcbor_buf *b, uint64_t v)
+{
+	b->len += cbor_encode_uint(v, dcbor_buf_reserve(b, HEAD_MAX), HEAD_MAX);
+}
+
+void
+dcbor_put_negint(struct dcbor_buf *b, uint64_t n)
+{
+	b->len += cbor_encode_negint(n, dcbor_buf_reserve(b, HEAD_MAX),
+	    HEAD_MAX);
+}
+
+void
+dcbor_put_int(struct dcbor_buf *b, int64_t v)
+{
+	if (v >= 0)
+		dcbor_put_uint(b, (uint64_t)v);
+	else
+		dcbor_put_negint(b, (uint64_t)(-(v + 1)));
+}
+
+void
+dcbor_put_raw(struct dcbor_buf *b, const void *p, size_t n)
+{
+	if (n == 0)
+		return;
+	memcpy(dcbor_buf_reserve(b, n), p, n);
+	b->len += n;
+}
+
+void
+dcbor_put_bytes(struct dcbor_buf *b, const void *p, size_t n)
+{
+	b->len += cbor_encode_bytestring_start(n, dcbor_buf_reserve(b,
+	    HEAD_MAX), HEAD_MAX);
+	dcbor_put_raw(b, p, n);
+}
+
+void
+dcbor_put_text(struct dcbor_buf *b, const char *s, size_t n)
+{
+	b->len += cbor_encode_string_start(n, dcbor_buf_reserve(b, HEAD_MAX),
+	    HEAD_MAX);
+	dcbor_put_raw(b, s, n);
+}
+
+void
+dcbor_put_cstr(struct dcbor_buf *b, const char *s)
+{
+	dcbor_put_text(b, s, strlen(s));
+}
+
+void
+dcbor_put_array(struct dcbor_buf *b, size_t n)
+{
+	b->len += cbor_encode_array_start(n, dcbor_buf_reserve(b, HEAD_MAX),
+	    HEAD_MAX);
+}
+
+void
+dcbor_put_map(struct dcbor_buf *b, size_t npairs)
+{
+	b->len += cbor_encode_map_start(npairs, dcbor_buf_reserve(b, HEAD_MAX),
+	    HEAD_MAX);
+}
+
+void
+dcbor_put_tag(struct dcbor_buf *b, uint64_t tag)
+{
+	b->len += cbor_encode_tag(tag, dcbor_buf_reserve(b, HEAD_MAX),
+	    HEAD_MAX);
+}
+
+void
+dcbor_put_bool(struct dcbor_buf *b, bool v)
+{
+	uint8_t c = v ? 0xf5 : 0xf4;
+
+	dcbor_put_raw(b, &c, 1);
+}
+
+void
+dcbor_put_null(struct dcbor_buf *b)
+{
+	uint8_t c = 0xf6;
+
+	dcbor_put_raw(b, &c, 1);
+}
+
+/* If f is exactly a half-precision value, store its bits and return 1. */
+static int
+half_exact(float f, uint16_t *out)
+{
+	uint32_t x, mant, full;
+	uint16_t sign;
+	int e, shift;
+
+	memcpy(&x, &f, sizeof(x));
+	sign = (uint16_t)((x >> 16) & 0x8000);
+	e = (int)((x >> 23) & 0xff);
+	mant = x & 0x7fffff;
+	if (e == 0xff) {
+		*out = mant ? 0x7e00 : (uint16_t)(sign | 0x7c00);
+		return 1;
+	}
+	if (e == 0) {
+		if (mant != 0)
+			return 0;
+		*out = sign;
+		return 1;
+	}
+	e -= 127;
+	if (e > 15)
+		return 0;
+	if (e >= -14) {
+		if (mant & 0x1fff)
+			return 0;
+		*out = (uint16_t)(sign | (uint16_t)((e + 15) << 10) |
+		    (uint16_t)(mant >> 13));
+		return 1;
+	}
+	if (e < -24)
+		return 0;
+	full = 0x800000u | mant;
+	shift = -e - 1;
+	if (full & ((1u << shift) - 1))
+		return 0;
+	*out = (uint16_t)(sign | (full >> shift));
+	return 1;
+}
+
+void
+dcbor_put_float(struct dcbor_buf *b, double v)
+{
+	uint8_t *p = dcbor_buf_reserve(b, 9);
+	uint16_t h;
+	float f;
+
+	if (isnan(v)) {
+		p[0] = 0xf9; p[1] = 0x7e; p[2] = 0x00;
+		b->len += 3;
+		return;
+	}
+	f = (float)v;
+	if ((double)f == v || isinf(v)) {
+		if (half_exact(f, &h)) {
+			p[0] = 0xf9;
+			p[1] = (uint8_t)(h >> 8);
+			p[2] = (uint8_t)h;
+			b->len += 3;
+		} else
+			b->len += cbor_encode_single(f, p, 9);
+		return;
+	}
+	b->len += cbor_encode_double(v, p, 9);
+}
+
+/* ---- reader ------------------------------------------------------------ */
+
+struct tok_ctx {
+	struct dcbor_item *it;
+	int width;		/* 0 immediate/1/2/4/8 for ints and floats */
+	bool indef;
+};
+
+#define TOK(name, T, ty, w) \
+static void name(void *c, T v) { struct tok_ctx *t = c; \
+	t->it->type = ty; t->it->u = (uint64_t)v; t->width = w; }
+TOK(tok_u8, uint8_t, DCBOR_UINT, 1)
+TOK(tok_u16, uint16_t, DCBOR_UINT, 2)
+TOK(tok_u32, uint32_t, DCBOR_UINT, 4)
+TOK(tok_u64, uint64_t, DCBOR_UINT, 8)
+TOK(tok_n8, uint8_t, DCBOR_NEGINT, 1)
+TOK(tok_n16, uint16_t, DCBOR_NEGINT, 2)
+TOK(tok_n32, uint32_t, DCBOR_NEGINT, 4)
+TOK(tok_n64, uint64_t, DCBOR_NEGINT, 8)
+TOK(tok_tag, uint64_t, DCBOR_TAG, 8)
+#undef TOK
+
+static void
+tok_bytes(void *c, cbor_data p, size_t n)
+{
+	struct tok_ctx *t = c;
+
+	t->it->type = DCBOR_BYTES;
+	t->it->ptr = p;
+	t->it->len = n;
+	t->it->u = n;
+}
+
+static void
+tok_text(void *c, cbor_data p, size_t n)
+{
+	struct tok_ctx *t = c;
+
+	t->it->type = DCBOR_TEXT;
+	t->it->ptr = p;
+	t->it->len = n;
+	t->it->u = n;
+}
+
+static void
+tok_array(void *c, size_t n)
+{
+	struct tok_ctx *t = c;
+
+	t->it->type = DCBOR_ARRAY;
+	t->it->u = n;
+}
+
+static void
+tok_map(void *c, size_t n)
+{
+	struct tok_ctx *t = c;
+
+	t->it->type = DCBOR_MAP;
+	t->it->u = n;
+}
+
+static void
+tok_indef(void *c)
+{
+	((struct tok_ctx *)c)->indef = true;
+}
+
+static void
+tok_f2(void *c, float f)
+{
+	struct tok_ctx *t = c;
+
+	t->it->type = DCBOR_FLOAT;
+	t->it->f = f;
+	t->width = 2;
+}
+
+static void
+tok_f4(void *c, float f)
+{
+	struct tok_ctx *t = c;
+
+	t->it->type = DCBOR_FLOAT;
+	t->it->f = f;
+	t->width = 4;
+}
+
+static void
+tok_f8(void *c, double f)
+{
+	struct tok_ctx *t = c;
+
+	t->it->type = DCBOR_FLOAT;
+	t->it->f = f;
+	t->width = 8;
+}
+
+static void
+tok_null(void *c)
+{
+	((struct tok_ctx *)c)->it->type = DCBOR_NULL;
+}
+
+static void
+tok_undef(void *c)
+{
+	((struct tok_ctx *)c)->it->type = DCBOR_UNDEF;
+}
+
+static void
+tok_bool(void *c, bool v)
+{
+	struct tok_ctx *t = c;
+
+	t->it->type = DCBOR_BOOL;
+	t->it->b = v;
+}
+
+/* libcbor's header swaps the comments of the definite/indefinite members. */
+static const struct cbor_callbacks tok_callbacks = {
+	.uint8 = tok_u8, .uint16 = tok_u16, .uint32 = tok_u32,
+	.uint64 = tok_u64,
+	.negint8 = tok_n8, .negint16 = tok_n16, .negint32 = tok_n32,
+	.negint64 = tok_n64,
+	.byte_string = tok_bytes, .byte_string_start = tok_indef,
+	.string = tok_text, .string_start = tok_indef,
+	.array_start = tok_array, .indef_array_start = tok_indef,
+	.map_start = tok_map, .indef_map_start = tok_indef,
+	.tag = tok_tag,
+	.float2 = tok_f2, .float4 = tok_f4, .float8 = tok_f8,
+	.undefined = tok_undef, .null = tok_null, .boolean = tok_bool,
+	.indef_break = tok_indef,
+};
+
+static size_t
+head_size(uint64_t v)
+{
+	if (v < 24)
+		return 1;
+	if (v <= 0xff)
+		return 2;
+	if (v <= 0xffff)
+		return 3;
+	if (v <= 0xffffffffu)
+		return 5;
+	return 9;
+}
+
+static int
+rd_fail(struct dcbor_rd *rd, int err)
+{
+	if (rd->err == DCBOR_OK)
+		rd->err = err;
+	return -1;
+}
+
+/* Decode one head; canon_err gets DCBOR_ENONCANON if not shortest form. */
+static int
+rd_token(struct dcbor_rd *rd, struct dcbor_item *it, int *canon_err)
+{
+	struct tok_ctx t = { .it = it, .width = 0, .indef = false };
+	struct cbor_decoder_result r;
+	size_t left = (size_t)(rd->end - rd->p);
+	uint16_t h;
+
+	if (rd->err != DCBOR_OK)
+		return -1;
+	if (left == 0)
+		return rd_fail(rd, DCBOR_ETRUNC);
+	memset(it, 0, sizeof(*it));
+	it->type = DCBOR_UNDEF;
+	it->start = rd->p;
+	/* Reserved additional-information values 28..30 are malformed. */
+	if ((rd->p[0] & 0x1f) >= 28 && (rd->p[0] & 0x1f) <= 30)
+		return rd_fail(rd, DCBOR_EMALFORMED);
+	/* Simple values other than false/true/null/undefined: refuse. */
+	if ((rd->p[0] >= 0xe0 && rd->p[0] <= 0xf3) || rd->p[0] == 0xf8)
+		return rd_fail(rd, DCBOR_EMALFORMED);
+	r = cbor_stream_decode(rd->p, left, &tok_callbacks, &t);
+	if (r.status == CBOR_DECODER_NEDATA)
+		return rd_fail(rd, DCBOR_ETRUNC);
+	if (r.status != CBOR_DECODER_FINISHED || r.read == 0)
+		return rd_fail(rd, DCBOR_EMALFORMED);
+	if (t.indef)
+		return rd_fail(rd, DCBOR_EINDEF);
+	it->head = r.read - it->len;
+	rd->p += r.read;
+	*canon_err = DCBOR_OK;
+	switch (it->type) {
+	case DCBOR_UINT:
+	case DCBOR_NEGINT:
+	case DCBOR_TAG:
+	case DCBOR_ARRAY:
+	case DCBOR_MAP:
+	case DCBOR_BYTES:
+	case DCBOR_TEXT:
+		if (it->head != head_size(it->u))
+			*canon_err = DCBOR_ENONCANON;
+		break;
+	case DCBOR_FLOAT:
+		if (t.width == 2) {
+			if (isnan(it->f) && !(it->start[1] == 0x7e &&
+			    it->start[2] == 0x00))
+				*canon_err = DCBOR_ENONCANON;
+		} else if (t.width == 4) {
+			if (half_exact((float)it->f, &h))
+				*canon_err = DCBOR_ENONCANON;
+		} else if (isnan(it->f) || (double)(float)it->f == it->f ||
+		    isinf(it->f))
+			*canon_err = DCBOR_ENONCANON;
+		break;
+	default:
+		break;
+	}
+	/* Each item takes at least one byte: a count beyond the input lies. */
+	if (it->type == DCBOR_ARRAY && it->u > dcbor_left(rd))
+		return rd_fail(rd, DCBOR_ELENGTH);
+	if (it->type == DCBOR_MAP && it->u > dcbor_left(rd) / 2)
+		return rd_fail(rd, DCBOR_ELENGTH);
+	return 0;
+}
+
+void
+dcbor_rd_init(struct dcbor_rd *rd, const void *buf, size_t len)
+{
+	rd->p = buf;
+	rd->end = rd->p + len;
+	rd->err = DCBOR_OK;
+}
+
+size_t
+dcbor_left(const struct dcbor_rd *rd)
+{
+	return (size_t)(rd->end - rd->p);
+}
+
+int
+dcbor_next(struct dcbor_rd *rd, struct dcbor_item *it)
+{
+	int canon;
+
+	return rd_token(rd, it, &canon);
+}
+
+int
+dcbor_skip(struct dcbor_rd *rd)
+{
+	struct dcbor_item it;
+	uint64_t need = 1;
+
+	while (need > 0) {
+		if (dcbor_next(rd, &it) == -1)
+			return -1;
+		need--;
+		if (it.type == DCBOR_ARRAY)
+			need += it.u;
+		else if (it.type == DCBOR_MAP)
+			need += 2 * it.u;
+		else if (it.type == DCBOR_TAG)
+			need += 1;
+		if (need > dcbor_left(rd))
+			return rd_fail(rd, DCBOR_ELENGTH);
+	}
+	return 0;
+}
+
+static int
+rd_expect(struct dcbor_rd *rd, struct dcbor_item *it, enum dcbor_type type)
+{
+	const uint8_t *save = rd->p;
+
+	if (dcbor_next(rd, it) == -1)
+		return -1;
+	if (it->type != type) {
+		rd->p = save;
+		return rd_fail(rd, DCBOR_ETYPE);
+	}
+	return 0;
+}
+
+int
+dcbor_get_uint(struct dcbor_rd *rd, uint64_t *v)
+{
+	struct dcbor_item it;
+
+	if (rd_expect(rd, &it, DCBOR_UINT) == -1)
+		return -1;
+	*v = it.u;
+	return 0;
+}
+
+int
+dcbor_get_int(struct dcbor_rd *rd, int64_t *v)
+{
+	struct dcbor_item it;
+
+	if (dcbor_next(rd, &it) == -1)
+		return -1;
+	if (it.type != DCBOR_UINT && it.type != DCBOR_NEGINT)
+		return rd_fail(rd, DCBOR_ETYPE);
+	if (it.u > INT64_MAX)
+		return rd_fail(rd, DCBOR_ERANGE);
+	*v = it.type == DCBOR_UINT ? (int64_t)it.u : -1 - (int64_t)it.u;
+	return 0;
+}
+
+int
+dcbor_get_bool(struct dcbor_rd *rd, bool *v)
+{
+	struct dcbor_item it;
+
+	if (rd_expect(rd, &it, DCBOR_BOOL) == -1)
+		return -1;
+	*v = it.b;
+	return 0;
+}
+
+int
+dcbor_get_bytes(struct dcbor_rd *rd, const uint8_t **p, size_t *n)
+{
+	struct dcbor_item it;
+
+	if (rd_expect(rd, &it, DCBOR_BYTES) == -1)
+		return -1;
+	*p = it.ptr;
+	*n = it.len;
+	return 0;
+}
+
+int
+dcbor_get_fixed(struct dcbor_rd *rd, void *out, size_t n)
+{
+	const uint8_t *p;
+	size_t len;
+
+	if (dcbor_get_bytes(rd, &p, &len) == -1)
+		return -1;
+	if (len != n)
+		return rd_fail(rd, DCBOR_ERANGE);
+	memcpy(out, p, n);
+	return 0;
+}
+
+int
+dcbor_get_text(struct dcbor_rd *rd, const char **s, size_t *n)
+{
+	struct dcbor_item it;
+
+	if (rd_expect(rd, &it, DCBOR_TEXT) == -1)
+		return -1;
+	*s = (const char *)it.ptr;
+	*n = it.len;
+	return 0;
+}
+
+int
+dcbor_get_array(struct dcbor_rd *rd, uint64_t *n)
+{
+	struct dcbor_item it;
+
+	if (rd_expect(rd, &it, DCBOR_ARRAY) == -1)
+		return -1;
+	*n = it.u;
+	return 0;
+}
+
+int
+dcbor_get_map(struct dcbor_rd *rd, uint64_t *n)
+{
+	struct dcbor_item it;
+
+	if (rd_expect(rd, &it, DCBOR_MAP) == -1)
+		return -1;
+	*n = it.u;
+	return 0;
+}
+
+int
+dcbor_get_raw(struct dcbor_rd *rd, const uint8_t **p, size_t *n)
+{
+	const uint8_t *start = rd->p;
+
+	if (dcbor_skip(rd) == -1)
+		return -1;
+	*p = start;
+	*n = (size_t)(rd->p - start);
+	return 0;
+}
+
+bool
+dcbor_take_null(struct dcbor_rd *rd)
+{
+	if (rd->err == DCBOR_OK && rd->p < rd->end && rd->p[0] == 0xf6) {
+		rd->p++;
+		return true;
+	}
+	return false;
+}
+
+/* ---- checker ----------------------------------------------------------- */
+
+struct chk_level {
+	uint64_t	 left;		/* items still to read at this level */
+	bool		 map;
+	const uint8_t	*kstart;	/* current key's first byte */
+	const uint8_t	*prevk;		/* previous key span */
+	size_t		 prevlen;
+};
+
+/* Bytewise lexicographic order of encoded keys (RFC 8949 4.2.1). */
+static int
+key_cmp(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen)
+{
+	int c = memcmp(a, b, alen < blen ? alen : blen);
+
+	if (c != 0)
+		return c;
+	return alen < blen ? -1 : alen > blen;
+}
+
+int
+dcbor_check(const void *buf, size_t len, int maxdepth, bool canonical,
+    size_t *used)
+{
+	struct chk_level st[DCBOR_MAX_DEPTH + 2];
+	struct dcbor_rd rd;
+	struct dcbor_item it;
+	int depth = 0, canon;
+
+	if (maxdepth > DCBOR_MAX_DEPTH)
+		maxdepth = DCBOR_MAX_DEPTH;
+	dcbor_rd_init(&rd, buf, len);
+	memset(&st[0], 0, sizeof(st[0]));
+	st[0].left = 1;
+	while (depth > 0 || st[0].left > 0) {
+		struct chk_level *l = &st[depth];
+		const uint8_t *pos = rd.p;
+
+		if (l->map) {
+			/* 'left' counts down keys and values alternately. */
+			if (l->left % 2 == 0)
+				l->kstart = pos;
+			else if (canonical) {
+				size_t klen = (size_t)(pos - l->kstart);
+
+				if (l->prevk != NULL) {
+					int c = key_cmp(l->prevk, l->prevlen,
+					    l->kstart, klen);
+
+					if (c == 0)
+						return DCBOR_EDUPKEY;
+					if (c > 0)
+						return DCBOR_ENONCANON;
+				}
+				l->prevk = l->kstart;
+				l->prevlen = klen;
+			}
+		}
+		if (rd_token(&rd, &it, &canon) == -1)
+			return rd.err;
+		if (canonical && canon != DCBOR_OK)
+			return canon;
+		l->left--;
+		if (it.type == DCBOR_ARRAY || it.type == DCBOR_MAP ||
+		    it.type == DCBOR_TAG) {
+			uint64_t n = it.type == DCBOR_MAP ? 2 * it.u :
+			    it.type == DCBOR_ARRAY ? it.u : 1;
+
+			if (n > 0) {
+				if (depth + 1 > maxdepth)
+					return DCBOR_EDEPTH;
+				depth++;
+				memset(&st[depth], 0, sizeof(st[depth]));
+				st[depth].left = n;
+				st[depth].map = it.type == DCBOR_MAP;
+			}
+		}
+		while (depth > 0 && st[depth].left == 0)
+			depth--;
+	}
+	if (used != NULL)
+		*used = (size_t)(rd.p - (const uint8_t *)buf);
+	else if (rd.p != rd.end)
+		return DCBOR_ETRAILING;
+	return DCBOR_OK;
+}
+
+/* ---- canonical map order ----------------------------------------------- */
+
+struct pair_span {
+	const uint8_t	*k;
+	size_t		 klen;
+	size_t		 len;	/* key and value */
+};
+
+static int
+pair_cmp(const void *a, const void *b)
+{
+	const struct pair_span *x = a, *y = b;
+
+	return key_cmp(x->k, x->klen, y->k, y->klen);
+}
+
+int
+dcbor_sort_map(struct dcbor_buf *b, size_t start)
+{
+	struct dcbor_rd rd;
+	struct dcbor_item it;
+	struct pair_span *ps;
+	uint8_t *tmp, *w;
+	size_t body;
+	int rc = DCBOR_OK;
+
+	dcbor_rd_init(&rd, b->data + start, b->len - start);
+	if (dcbor_next(&rd, &it) == -1 || it.type != DCBOR_MAP)
+		return DCBOR_ETYPE;
+	if (it.u < 2)
+		return DCBOR_OK;
+	body = (size_t)(rd.p - b->data);
+	ps = xreallocarray(NULL, it.u, sizeof(*ps));
+	for (uint64_t i = 0; i < it.u; i++) {
+		const uint8_t *k = rd.p;
+
+		if (dcbor_skip(&rd) == -1)
+			break;
+		ps[i].k = k;
+		ps[i].klen = (size_t)(rd.p - k);
+		if (dcbor_skip(&rd) == -1)
+			break;
+		ps[i].len = (size_t)(rd.p - k);
+	}
+	if (rd.err != DCBOR_OK) {
+		free(ps);
+		return rd.err;
+	}
+	qsort(ps, it.u, sizeof(*ps), pair_cmp);
+	tmp = w = xmalloc(b->len - body);
+	for (uint64_t i = 0; i < it.u; i++) {
+		if (i > 0 && pair_cmp(&ps[i - 1], &ps[i]) == 0)
+			rc = DCBOR_EDUPKEY;
+		memcpy(w, ps[i].k, ps[i].len);
+		w += ps[i].len;
+	}
+	memcpy(b->data + body, tmp, (size_t)(w - tmp));
+	free(tmp);
+	free(ps);
+	return rc;
+}
