@@ -1,0 +1,132 @@
+/*
+ * frame.h: the signed wire frame (REFERENCE.md "Wire"; docs/protocol.md).
+ *
+ * On the wire: a 4-byte big-endian length L (1 <= L <= cap), then L bytes
+ * of canonical CBOR:
+ *
+ *   frame    = { "env": envelope, "key": bstr(32), "sig": bstr(64) }
+ *   envelope = { "to": bstr(32) or bstr(0) (anyone), "ver": 1,
+ *                "body": any, "from": bstr(32), "kind": uint,
+ *                "group": tstr, "stamp": [phys, logical, node] }
+ *
+ * (keys listed in canonical order).  sig is Ed25519 by key over the exact
+ * bytes of the envelope map; from must equal SHA-256(key).  Nesting at
+ * most 64.  Decoding never allocates: the result points into the input.
+ * Every way a frame can be wrong has its own code, whose name is the
+ * counter key of peerd's bad-frame metrics.
+ */
+#ifndef FRAME_H
+#define FRAME_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hlc.h"
+#include "identity.h"
+
+struct dcbor_buf;
+
+#define FRAME_VERSION		1
+#define FRAME_MAX_DEFAULT	(8u << 20)
+#define FRAME_LEN_PREFIX	4
+#define FRAME_MAX_DEPTH		64
+
+/* Kinds: X(ENUM, value, "name"). Values are wire values; never reuse. */
+#define FRAME_KINDS(X)						\
+	X(CHANNEL_HELLO, 1, "channel_hello")			\
+	X(PING, 2, "ping")					\
+	X(PING_REQ, 3, "ping_req")				\
+	X(ACK, 4, "ack")					\
+	X(RUMOR, 5, "rumor")					\
+	X(DIGEST, 6, "digest")					\
+	X(PULL_RESP, 7, "pull_resp")				\
+	X(QUERY, 8, "query")					\
+	X(QUERY_HIT, 9, "query_hit")				\
+	X(BLOCK_WANT, 10, "block_want")				\
+	X(BLOCK, 11, "block")					\
+	X(GROUP_AD_WANT, 12, "group_ad_want")			\
+	X(GROUP_AD, 13, "group_ad")				\
+	X(HAVE, 14, "have")					\
+	X(BYE, 15, "bye")
+
+enum frame_kind {
+#define FRAME_KIND_ENUM(e, v, n) FRAME_##e = v,
+	FRAME_KINDS(FRAME_KIND_ENUM)
+#undef FRAME_KIND_ENUM
+	FRAME_KIND_MAX
+};
+
+/* Errors: X(ENUM, "name"). */
+#define FRAME_ERRORS(X)						\
+	X(OK, "ok")						\
+	X(ESHORT, "short")		/* need more bytes */	\
+	X(EZERO, "zero_length")					\
+	X(ETOOBIG, "too_big")		/* length over the cap */ \
+	X(ECBOR, "cbor")		/* malformed or truncated */ \
+	X(EDEPTH, "depth")					\
+	X(ENONCANON, "noncanonical")				\
+	X(ESHAPE, "shape")		/* field missing, extra, mistyped */ \
+	X(EVERSION, "version")					\
+	X(EKIND, "kind")					\
+	X(EKEY, "key")			/* key not 32 bytes */	\
+	X(ESIGLEN, "sig_len")					\
+	X(EFROM, "from_mismatch")	/* from != SHA-256(key) */ \
+	X(ESIG, "bad_signature")				\
+	X(ETRAILING, "trailing")				\
+	X(EBARE, "bare")		/* no key/sig where required */
+
+enum frame_err {
+#define FRAME_ERR_ENUM(e, n) FRAME_##e,
+	FRAME_ERRORS(FRAME_ERR_ENUM)
+#undef FRAME_ERR_ENUM
+	FRAME_ERR_MAX
+};
+
+struct frame {
+	uint32_t		 ver;
+	uint32_t		 kind;
+	const char		*group;		/* not NUL-terminated */
+	size_t			 group_len;
+	uint8_t			 from[IDENTITY_ID_LEN];
+	uint8_t			 to[IDENTITY_ID_LEN];
+	bool			 to_any;	/* "to" was empty */
+	struct hlc_stamp	 stamp;
+	const uint8_t		*body;		/* one encoded CBOR item */
+	size_t			 body_len;
+	const uint8_t		*env;		/* the signed bytes */
+	size_t			 env_len;
+	uint8_t			 key[IDENTITY_PUB_LEN];
+	uint8_t			 sig[IDENTITY_SIG_LEN];
+	bool			 bare;		/* no key and sig */
+};
+
+const char	*frame_strerror(int err);
+/* "rumor" for FRAME_RUMOR; "unknown" otherwise. */
+const char	*frame_kind_name(uint32_t kind);
+
+/*
+ * Append one complete wire frame (length prefix included) to out:
+ * body_len bytes of one encoded CBOR item signed by ident for 'to'
+ * (NULL: anyone).  0, or -1 if the frame would exceed cap.
+ */
+int	frame_encode(struct dcbor_buf *out, const struct identity *ident,
+	    uint32_t kind, const char *group, const uint8_t *to,
+	    const struct hlc_stamp *stamp, const uint8_t *body,
+	    size_t body_len, size_t cap);
+/*
+ * Read the length prefix of the next frame from the first avail bytes.
+ * FRAME_OK with *len set, FRAME_ESHORT, FRAME_EZERO or FRAME_ETOOBIG.
+ * Call it before allocating anything for the frame.
+ */
+int	frame_read_len(const uint8_t *p, size_t avail, size_t cap,
+	    uint32_t *len);
+/* Parse frame bytes (no prefix); no signature check. FRAME_OK or error. */
+int	frame_decode(const uint8_t *buf, size_t len, struct frame *f,
+	    bool allow_bare);
+/* Check from == SHA-256(key) and the signature. FRAME_OK or error. */
+int	frame_verify(const struct frame *f);
+/* frame_decode then frame_verify. */
+int	frame_open(const uint8_t *buf, size_t len, struct frame *f);
+
+#endif
