@@ -124,13 +124,13 @@ $(O)/tests/%: $(O)/obj/tests/unit/%.o $(LIBPEERD) $(LIBORCH) $(LIBCOMMON)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LIBS)
 
-check: deps all $(UNIT_BIN)
+check: deps all $(O)/bench $(UNIT_BIN)
 	@O=$(O) scripts/run-tests $(UNIT_BIN)
 
 unit: $(UNIT_BIN)
 	@O=$(O) scripts/run-tests --unit-only $(UNIT_BIN)
 
-fleet: all
+fleet: all $(O)/bench
 	@O=$(O) scripts/run-tests --fleet-only
 
 bench: deps $(O)/bench
