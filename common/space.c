@@ -1,0 +1,899 @@
+/*
+ * space.c: the local replica of a tuple space (space.h), built on entry.c,
+ * crdt.c and template.c.
+ *
+ * Three structures:
+ *  - a hash table (open addressing, linear probing) of records by id;
+ *  - per type, a FIFO index: an array of slots sorted by (issue stamp,
+ *    id) holding only visible records.  A record leaving the index leaves
+ *    its key behind as a dead slot, so coming back (a lapsed claim) is a
+ *    binary search, and `head` skips the dead prefix that taken entries
+ *    leave at the front; the array is compacted when dead slots dominate;
+ *  - a min-heap of due times (lease end, claim expiry, tombstone
+ *    collection) keyed by id, with stale entries skipped on pop, so
+ *    expiry costs O(log n) per event rather than a scan per call.
+ * rec_refresh() is the one place that turns a record's CRDT state and the
+ * time into flags, index membership, events and its next due time.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <xxhash.h>
+
+#include "dcbor.h"
+#include "space.h"
+#include "xmalloc.h"
+
+#define F_LIVE		0x01	/* present and lease running */
+#define F_CLAIMED	0x02	/* live with an active claim */
+#define F_DONE		0x04	/* completion seen */
+#define F_INDEXED	0x08	/* in its type's FIFO index */
+
+#define TAB_MIN		64
+#define COMPACT_MIN	64
+
+struct space_type;
+
+struct space_rec {
+	struct entry		*e;
+	struct crdt_rec		 cr;
+	struct space_type	*type;
+	uint64_t		 hash;		/* digest contribution */
+	uint64_t		 sched;		/* earliest due time queued */
+	uint64_t		 gc_at;		/* tombstone collection time */
+	unsigned		 flags;
+};
+
+struct fifo_slot {
+	struct hlc_stamp	 stamp;
+	uint8_t			 id[ENTRY_ID_LEN];
+	struct space_rec	*rec;		/* NULL: dead slot */
+};
+
+struct space_type {
+	char			 name[ENTRY_TYPE_MAX + 1];
+	struct fifo_slot	*s;
+	size_t			 n;
+	size_t			 cap;
+	size_t			 head;		/* slots before it are dead */
+	size_t			 live;
+};
+
+struct due {
+	uint64_t		 at;
+	uint8_t			 id[ENTRY_ID_LEN];
+};
+
+struct space {
+	uint64_t		 node;
+	uint64_t		 counter;	/* of this peer's add dots */
+	uint8_t			 self[IDENTITY_ID_LEN];
+	size_t			 max;
+	struct space_rec	**tab;
+	size_t			 tabsz;		/* a power of two */
+	size_t			 nrec;
+	struct space_type	**types;
+	size_t			 ntypes;
+	struct due		*heap;
+	size_t			 nheap;
+	size_t			 capheap;
+	uint64_t		 max_lease_ms;
+	size_t			 visible;
+	space_event_cb		 cb;
+	void			*cbarg;
+	struct dcbor_buf	 scratch;
+};
+
+static const char *const space_errnames[] = {
+	"ok", "full", "exists", "noent", "expired", "dots", "already",
+	"inval",
+};
+
+static const char *const space_evnames[] = {
+	"written", "taken", "completed", "expired", "reappeared",
+};
+
+const char *
+space_strerror(int err)
+{
+	if (err < 0 || (size_t)err >= sizeof(space_errnames) /
+	    sizeof(space_errnames[0]))
+		return "unknown";
+	return space_errnames[err];
+}
+
+const char *
+space_event_name(enum space_event ev)
+{
+	if ((size_t)ev >= sizeof(space_evnames) / sizeof(space_evnames[0]))
+		return "unknown";
+	return space_evnames[ev];
+}
+
+/* ---- records by id ----------------------------------------------------- */
+
+static size_t
+id_home(const uint8_t *id, size_t mask)
+{
+	uint64_t h;
+
+	/* Ids are SHA-256 prefixes: their bytes are already uniform. */
+	memcpy(&h, id, sizeof(h));
+	return (size_t)h & mask;
+}
+
+static size_t
+tab_slot(const struct space *sp, const uint8_t *id, bool *found)
+{
+	size_t mask = sp->tabsz - 1, i = id_home(id, mask);
+
+	while (sp->tab[i] != NULL) {
+		if (memcmp(sp->tab[i]->cr.id, id, ENTRY_ID_LEN) == 0) {
+			*found = true;
+			return i;
+		}
+		i = (i + 1) & mask;
+	}
+	*found = false;
+	return i;
+}
+
+static void
+tab_grow(struct space *sp)
+{
+	struct space_rec **old = sp->tab;
+	size_t oldsz = sp->tabsz;
+	bool found;
+
+	sp->tabsz = oldsz * 2;
+	sp->tab = xcalloc(sp->tabsz, sizeof(*sp->tab));
+	for (size_t i = 0; i < oldsz; i++)
+		if (old[i] != NULL)
+			sp->tab[tab_slot(sp, old[i]->cr.id, &found)] = old[i];
+	free(old);
+}
+
+static void
+tab_insert(struct space *sp, struct space_rec *r)
+{
+	bool found;
+
+	if ((sp->nrec + 1) * 2 > sp->tabsz)
+		tab_grow(sp);
+	sp->tab[tab_slot(sp, r->cr.id, &found)] = r;
+	sp->nrec++;
+}
+
+/* Backward-shift deletion keeps probe chains whole without tombstones. */
+static void
+tab_delete(struct space *sp, const struct space_rec *r)
+{
+	size_t mask = sp->tabsz - 1, i, j, k;
+	bool found;
+
+	i = tab_slot(sp, r->cr.id, &found);
+	if (!found)
+		return;
+	sp->tab[i] = NULL;
+	sp->nrec--;
+	for (j = (i + 1) & mask; sp->tab[j] != NULL; j = (j + 1) & mask) {
+		k = id_home(sp->tab[j]->cr.id, mask);
+		/* Move j back to i unless its home lies cyclically in (i, j]. */
+		if (i <= j ? (k > i && k <= j) : (k > i || k <= j))
+			continue;
+		sp->tab[i] = sp->tab[j];
+		sp->tab[j] = NULL;
+		i = j;
+	}
+}
+
+struct space_rec *
+space_get(const struct space *sp, const uint8_t id[ENTRY_ID_LEN])
+{
+	bool found;
+	size_t i = tab_slot(sp, id, &found);
+
+	return found ? sp->tab[i] : NULL;
+}
+
+/* ---- FIFO index by type ------------------------------------------------ */
+
+static struct space_type *
+type_get(struct space *sp, const char *name, bool create)
+{
+	struct space_type *t;
+
+	for (size_t i = 0; i < sp->ntypes; i++)
+		if (strcmp(sp->types[i]->name, name) == 0)
+			return sp->types[i];
+	if (!create)
+		return NULL;
+	t = xcalloc(1, sizeof(*t));
+	memcpy(t->name, name, strlen(name) + 1);	/* checked by entry.c */
+	sp->types = xreallocarray(sp->types, sp->ntypes + 1,
+	    sizeof(*sp->types));
+	sp->types[sp->ntypes++] = t;
+	return t;
+}
+
+static int
+slot_cmp(const struct fifo_slot *s, const struct entry *e)
+{
+	int c = hlc_cmp(&s->stamp, &e->stamp);
+
+	if (c != 0)
+		return c;
+	return memcmp(s->id, e->id, ENTRY_ID_LEN);
+}
+
+/* First slot not before e. */
+static size_t
+fifo_lower(const struct space_type *t, const struct entry *e)
+{
+	size_t lo = 0, hi = t->n;
+
+	/* Appends are the common case: check the end first. */
+	if (t->n > 0 && slot_cmp(&t->s[t->n - 1], e) < 0)
+		return t->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (slot_cmp(&t->s[mid], e) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static void
+fifo_compact(struct space_type *t)
+{
+	size_t w = 0;
+
+	for (size_t i = t->head; i < t->n; i++)
+		if (t->s[i].rec != NULL)
+			t->s[w++] = t->s[i];
+	t->n = w;
+	t->head = 0;
+}
+
+static void
+fifo_add(struct space *sp, struct space_rec *r)
+{
+	struct space_type *t = r->type;
+	size_t i = fifo_lower(t, r->e);
+
+	if (i < t->n && slot_cmp(&t->s[i], r->e) == 0)
+		t->s[i].rec = r;		/* its dead slot is still there */
+	else {
+		if (t->n == t->cap) {
+			t->cap = t->cap ? t->cap * 2 : 16;
+			t->s = xreallocarray(t->s, t->cap, sizeof(*t->s));
+		}
+		memmove(&t->s[i + 1], &t->s[i], (t->n - i) * sizeof(*t->s));
+		t->s[i].stamp = r->e->stamp;
+		memcpy(t->s[i].id, r->e->id, ENTRY_ID_LEN);
+		t->s[i].rec = r;
+		t->n++;
+	}
+	if (i < t->head)
+		t->head = i;
+	t->live++;
+	sp->visible++;
+	r->flags |= F_INDEXED;
+}
+
+static void
+fifo_del(struct space *sp, struct space_rec *r)
+{
+	struct space_type *t = r->type;
+	size_t i = fifo_lower(t, r->e);
+
+	if (i >= t->n || t->s[i].rec != r)
+		return;
+	t->s[i].rec = NULL;
+	t->live--;
+	sp->visible--;
+	r->flags &= ~F_INDEXED;
+	while (t->head < t->n && t->s[t->head].rec == NULL)
+		t->head++;
+	if (t->n - t->live > COMPACT_MIN && t->n - t->live > t->live)
+		fifo_compact(t);
+}
+
+/* ---- due times --------------------------------------------------------- */
+
+static void
+heap_push(struct space *sp, uint64_t at, const uint8_t *id)
+{
+	size_t i;
+
+	if (sp->nheap == sp->capheap) {
+		sp->capheap = sp->capheap ? sp->capheap * 2 : 64;
+		sp->heap = xreallocarray(sp->heap, sp->capheap,
+		    sizeof(*sp->heap));
+	}
+	i = sp->nheap++;
+	while (i > 0 && sp->heap[(i - 1) / 2].at > at) {
+		sp->heap[i] = sp->heap[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	sp->heap[i].at = at;
+	memcpy(sp->heap[i].id, id, ENTRY_ID_LEN);
+}
+
+static struct due
+heap_pop(struct space *sp)
+{
+	struct due top = sp->heap[0], last = sp->heap[--sp->nheap];
+	size_t i = 0, c;
+
+	while ((c = 2 * i + 1) < sp->nheap) {
+		if (c + 1 < sp->nheap && sp->heap[c + 1].at < sp->heap[c].at)
+			c++;
+		if (sp->heap[c].at >= last.at)
+			break;
+		sp->heap[i] = sp->heap[c];
+		i = c;
+	}
+	if (sp->nheap > 0)
+		sp->heap[i] = last;
+	return top;
+}
+
+static void
+schedule(struct space *sp, struct space_rec *r, uint64_t at)
+{
+	if (at == 0 || at == UINT64_MAX)
+		return;
+	if (r->sched != 0 && r->sched <= at)
+		return;		/* an earlier wake-up will look again */
+	r->sched = at;
+	heap_push(sp, at, r->cr.id);
+}
+
+/* ---- record life ------------------------------------------------------- */
+
+static uint64_t
+retention_ms(uint64_t max_lease)
+{
+	if (max_lease > SPACE_RETENTION_MAX_MS / 2)
+		return SPACE_RETENTION_MAX_MS;
+	return 2 * max_lease;
+}
+
+static uint64_t
+sat_add(uint64_t a, uint64_t b)
+{
+	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+static void
+emit(struct space *sp, enum space_event ev, const struct space_rec *r)
+{
+	if (sp->cb != NULL)
+		sp->cb(sp->cbarg, ev, r);
+}
+
+static void
+rec_rehash(struct space *sp, struct space_rec *r)
+{
+	dcbor_buf_reset(&sp->scratch);
+	crdt_rec_encode(&sp->scratch, &r->cr);
+	r->hash = XXH3_64bits(sp->scratch.data, sp->scratch.len);
+}
+
+/*
+ * Bring flags, index membership, events and the next due time of r in
+ * line with its state at now.  dirty: the CRDT record changed.
+ */
+static void
+rec_refresh(struct space *sp, struct space_rec *r, uint64_t now,
+    bool dirty)
+{
+	const struct crdt_state *st = &r->cr.st;
+	bool done = st->completed;
+	bool live = crdt_state_present(st) && now < st->lease.expires_ms;
+	bool claimed = live && crdt_claim_active(&r->cr.claim, now);
+	bool want = live && !claimed;
+	uint64_t next;
+
+	if (dirty)
+		rec_rehash(sp, r);
+	if (want && !(r->flags & F_INDEXED))
+		fifo_add(sp, r);
+	else if (!want && (r->flags & F_INDEXED))
+		fifo_del(sp, r);
+
+	if (live && !(r->flags & F_LIVE))
+		emit(sp, SPACE_EV_WRITTEN, r);
+	if (claimed && !(r->flags & F_CLAIMED))
+		emit(sp, SPACE_EV_TAKEN, r);
+	if (!claimed && (r->flags & F_CLAIMED) && live)
+		emit(sp, SPACE_EV_REAPPEARED, r);
+	if (done && !(r->flags & F_DONE))
+		emit(sp, SPACE_EV_COMPLETED, r);
+	if (!live && (r->flags & F_LIVE) && !done)
+		emit(sp, SPACE_EV_EXPIRED, r);
+	r->flags = (r->flags & F_INDEXED) | (live ? F_LIVE : 0) |
+	    (claimed ? F_CLAIMED : 0) | (done ? F_DONE : 0);
+
+	if (live) {
+		r->gc_at = 0;
+		next = st->lease.expires_ms;
+		if (claimed && r->cr.claim.expiry_ms < next)
+			next = r->cr.claim.expiry_ms;
+	} else {
+		/* Outlive the lease, so no stale copy can bring it back. */
+		r->gc_at = sat_add(st->lease.expires_ms,
+		    retention_ms(sp->max_lease_ms));
+		if (r->gc_at <= now)
+			r->gc_at = now + 1;
+		next = r->gc_at;
+	}
+	schedule(sp, r, next);
+}
+
+static void
+rec_destroy(struct space_rec *r)
+{
+	entry_free(r->e);
+	crdt_rec_free(&r->cr);
+	free(r);
+}
+
+static void
+rec_collect(struct space *sp, struct space_rec *r)
+{
+	if (r->flags & F_INDEXED)
+		fifo_del(sp, r);
+	tab_delete(sp, r);
+	rec_destroy(r);
+}
+
+/* Run everything due by now. */
+static void
+advance(struct space *sp, uint64_t now)
+{
+	while (sp->nheap > 0 && sp->heap[0].at <= now) {
+		struct due d = heap_pop(sp);
+		struct space_rec *r = space_get(sp, d.id);
+
+		if (r == NULL || r->sched != d.at)
+			continue;		/* stale */
+		r->sched = 0;
+		if (!(r->flags & F_LIVE) && r->gc_at != 0 && r->gc_at <= now)
+			rec_collect(sp, r);
+		else
+			rec_refresh(sp, r, now, false);
+	}
+	/* Stale entries pile up under heavy renewal: rebuild when they rule. */
+	if (sp->nheap > 4 * sp->nrec + 1024) {
+		size_t n = 0;
+
+		for (size_t i = 0; i < sp->nheap; i++) {
+			struct space_rec *r = space_get(sp, sp->heap[i].id);
+
+			if (r != NULL && r->sched == sp->heap[i].at)
+				sp->heap[n++] = sp->heap[i];
+		}
+		sp->nheap = 0;
+		for (size_t i = 0; i < n; i++) {
+			struct due d = sp->heap[i];
+
+			heap_push(sp, d.at, d.id);
+		}
+	}
+}
+
+/* Insert a new record built around e and run its first refresh. */
+static void
+rec_insert(struct space *sp, struct space_rec *r, uint64_t now)
+{
+	r->type = type_get(sp, r->e->type, true);
+	if (r->e->lease_ms > sp->max_lease_ms)
+		sp->max_lease_ms = r->e->lease_ms;
+	tab_insert(sp, r);
+	rec_refresh(sp, r, now, true);
+}
+
+/* ---- public ------------------------------------------------------------ */
+
+struct space *
+space_new(uint64_t node, const uint8_t self[IDENTITY_ID_LEN],
+    size_t max_entries)
+{
+	struct space *sp = xcalloc(1, sizeof(*sp));
+
+	sp->node = node;
+	memcpy(sp->self, self, IDENTITY_ID_LEN);
+	sp->max = max_entries;
+	sp->tabsz = TAB_MIN;
+	sp->tab = xcalloc(sp->tabsz, sizeof(*sp->tab));
+	dcbor_buf_init(&sp->scratch);
+	return sp;
+}
+
+void
+space_free(struct space *sp)
+{
+	if (sp == NULL)
+		return;
+	for (size_t i = 0; i < sp->tabsz; i++)
+		if (sp->tab[i] != NULL)
+			rec_destroy(sp->tab[i]);
+	free(sp->tab);
+	for (size_t i = 0; i < sp->ntypes; i++) {
+		free(sp->types[i]->s);
+		free(sp->types[i]);
+	}
+	free(sp->types);
+	free(sp->heap);
+	dcbor_buf_free(&sp->scratch);
+	free(sp);
+}
+
+void
+space_set_event_cb(struct space *sp, space_event_cb cb, void *arg)
+{
+	sp->cb = cb;
+	sp->cbarg = arg;
+}
+
+int
+space_write(struct space *sp, struct entry *e, uint64_t now_ms)
+{
+	struct space_rec *r;
+	uint64_t expires = entry_expires_ms(e);
+
+	advance(sp, now_ms);
+	if (space_get(sp, e->id) != NULL) {
+		entry_free(e);
+		return SPACE_EEXISTS;
+	}
+	if (sp->nrec >= sp->max) {
+		entry_free(e);
+		return SPACE_EFULL;
+	}
+	if (expires <= now_ms) {
+		entry_free(e);
+		return SPACE_EEXPIRED;
+	}
+	r = xcalloc(1, sizeof(*r));
+	r->e = e;
+	crdt_rec_init(&r->cr, e->id);
+	(void)crdt_state_add(&r->cr.st, sp->node, ++sp->counter);
+	crdt_state_lease(&r->cr.st, &e->stamp, expires);
+	rec_insert(sp, r, now_ms);
+	return SPACE_OK;
+}
+
+int
+space_merge(struct space *sp, struct entry *e, const struct crdt_rec *cr,
+    uint64_t now_ms)
+{
+	struct space_rec *r;
+	uint64_t maxl;
+
+	advance(sp, now_ms);
+	if ((r = space_get(sp, cr->id)) != NULL) {
+		entry_free(e);
+		if (!crdt_rec_would_change(&r->cr, cr))
+			return SPACE_OK;
+		if (crdt_rec_merge(&r->cr, cr) != CRDT_OK)
+			return SPACE_EDOTS;
+		rec_refresh(sp, r, now_ms, true);
+		return SPACE_OK;
+	}
+	if (e == NULL)
+		return SPACE_ENOENT;
+	if (memcmp(e->id, cr->id, ENTRY_ID_LEN) != 0) {
+		entry_free(e);
+		return SPACE_EINVAL;
+	}
+	if (sp->nrec >= sp->max) {
+		entry_free(e);
+		return SPACE_EFULL;
+	}
+	r = xcalloc(1, sizeof(*r));
+	r->e = e;
+	crdt_rec_init(&r->cr, e->id);
+	r->cr.claim = cr->claim;
+	crdt_state_copy(&r->cr.st, &cr->st);
+	/* The entry's own lease is the register's first write everywhere. */
+	crdt_state_lease(&r->cr.st, &e->stamp, entry_expires_ms(e));
+	maxl = e->lease_ms > sp->max_lease_ms ? e->lease_ms : sp->max_lease_ms;
+	if (now_ms >= sat_add(r->cr.st.lease.expires_ms,
+	    retention_ms(maxl))) {
+		rec_destroy(r);
+		return SPACE_EEXPIRED;
+	}
+	rec_insert(sp, r, now_ms);
+	return SPACE_OK;
+}
+
+size_t
+space_count(const struct space *sp)
+{
+	return sp->nrec;
+}
+
+size_t
+space_visible_count(const struct space *sp)
+{
+	return sp->visible;
+}
+
+void
+space_foreach(const struct space *sp, space_rec_cb cb, void *arg)
+{
+	for (size_t i = 0; i < sp->tabsz; i++)
+		if (sp->tab[i] != NULL && !cb(arg, sp->tab[i]))
+			return;
+}
+
+void
+space_sweep(struct space *sp, uint64_t now_ms)
+{
+	advance(sp, now_ms);
+}
+
+/* Visit visible matches of t in FIFO order until cb says stop. */
+static struct space_rec *
+scan(struct space *sp, const struct template *t, uint64_t now,
+    space_rec_cb cb, void *arg, size_t *count)
+{
+	struct space_type *ty;
+
+	advance(sp, now);
+	if ((ty = type_get(sp, t->type, false)) == NULL)
+		return NULL;
+	for (size_t i = ty->head; i < ty->n; i++) {
+		struct space_rec *r = ty->s[i].rec;
+
+		if (r == NULL || !template_match_fields(t, r->e))
+			continue;
+		if (count != NULL)
+			(*count)++;
+		if (cb == NULL || !cb(arg, r))
+			return r;
+	}
+	return NULL;
+}
+
+struct space_rec *
+space_read(struct space *sp, const struct template *t, uint64_t now_ms)
+{
+	return scan(sp, t, now_ms, NULL, NULL, NULL);
+}
+
+size_t
+space_read_all(struct space *sp, const struct template *t, uint64_t now_ms,
+    space_rec_cb cb, void *arg)
+{
+	size_t n = 0;
+
+	(void)scan(sp, t, now_ms, cb, arg, &n);
+	return n;
+}
+
+struct space_rec *
+space_take_candidate(struct space *sp, const struct template *t,
+    uint64_t now_ms)
+{
+	/* The index holds no claimed record: visible is claimable. */
+	return scan(sp, t, now_ms, NULL, NULL, NULL);
+}
+
+void
+space_claim_make(const struct space *sp, const struct space_rec *r,
+    const struct hlc_stamp *stamp, uint64_t now_ms, uint64_t take_ms,
+    struct crdt_claim *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->epoch = r->cr.claim.epoch + 1;
+	out->bid = 0;
+	out->stamp = *stamp;
+	memcpy(out->holder, sp->self, IDENTITY_ID_LEN);
+	out->expiry_ms = sat_add(now_ms, take_ms);
+}
+
+int
+space_claim(struct space *sp, const uint8_t id[ENTRY_ID_LEN],
+    const struct crdt_claim *c, uint64_t now_ms)
+{
+	struct space_rec *r;
+
+	advance(sp, now_ms);
+	if ((r = space_get(sp, id)) == NULL)
+		return SPACE_ENOENT;
+	if (crdt_claim_merge(&r->cr.claim, c) == &r->cr.claim)
+		return SPACE_OK;
+	r->cr.claim = *c;
+	rec_refresh(sp, r, now_ms, true);
+	return SPACE_OK;
+}
+
+const struct crdt_claim *
+space_winner(const struct space *sp, const uint8_t id[ENTRY_ID_LEN])
+{
+	const struct space_rec *r = space_get(sp, id);
+
+	return r != NULL ? &r->cr.claim : NULL;
+}
+
+bool
+space_won(const struct space *sp, const uint8_t id[ENTRY_ID_LEN],
+    uint64_t epoch, uint64_t now_ms)
+{
+	const struct crdt_claim *c = space_winner(sp, id);
+
+	return c != NULL && c->epoch == epoch &&
+	    memcmp(c->holder, sp->self, IDENTITY_ID_LEN) == 0 &&
+	    crdt_claim_active(c, now_ms);
+}
+
+struct space_rec *
+space_take_local(struct space *sp, const struct template *t,
+    const struct hlc_stamp *stamp, uint64_t now_ms, uint64_t take_ms)
+{
+	struct space_rec *r;
+	struct crdt_claim c;
+
+	if ((r = space_take_candidate(sp, t, now_ms)) == NULL)
+		return NULL;
+	space_claim_make(sp, r, stamp, now_ms, take_ms, &c);
+	r->cr.claim = *crdt_claim_merge(&r->cr.claim, &c);
+	rec_refresh(sp, r, now_ms, true);
+	return r;
+}
+
+int
+space_complete(struct space *sp, const uint8_t id[ENTRY_ID_LEN],
+    uint64_t now_ms)
+{
+	struct space_rec *r;
+
+	advance(sp, now_ms);
+	if ((r = space_get(sp, id)) == NULL)
+		return SPACE_ENOENT;
+	if (r->cr.st.completed)
+		return SPACE_EALREADY;
+	crdt_state_complete(&r->cr.st);
+	rec_refresh(sp, r, now_ms, true);
+	return SPACE_OK;
+}
+
+int
+space_lease(struct space *sp, const uint8_t id[ENTRY_ID_LEN],
+    const struct hlc_stamp *stamp, uint64_t expires_ms, uint64_t now_ms)
+{
+	struct space_rec *r;
+	struct crdt_lease old;
+
+	advance(sp, now_ms);
+	if ((r = space_get(sp, id)) == NULL)
+		return SPACE_ENOENT;
+	old = r->cr.st.lease;
+	crdt_state_lease(&r->cr.st, stamp, expires_ms);
+	if (memcmp(&old, &r->cr.st.lease, sizeof(old)) != 0)
+		rec_refresh(sp, r, now_ms, true);
+	return SPACE_OK;
+}
+
+int
+space_remove(struct space *sp, const uint8_t id[ENTRY_ID_LEN],
+    uint64_t now_ms)
+{
+	struct space_rec *r;
+
+	advance(sp, now_ms);
+	if ((r = space_get(sp, id)) == NULL)
+		return SPACE_ENOENT;
+	if (crdt_state_remove(&r->cr.st) != CRDT_OK)
+		return SPACE_EDOTS;
+	rec_refresh(sp, r, now_ms, true);
+	return SPACE_OK;
+}
+
+/* ---- anti-entropy ------------------------------------------------------ */
+
+uint32_t
+space_bucket_of(const uint8_t id[ENTRY_ID_LEN], uint32_t nbuckets)
+{
+	uint32_t h = (uint32_t)id[0] << 24 | (uint32_t)id[1] << 16 |
+	    (uint32_t)id[2] << 8 | id[3];
+
+	return nbuckets > 0 ? h % nbuckets : 0;
+}
+
+void
+space_digest(const struct space *sp, uint32_t nbuckets, uint64_t *out)
+{
+	memset(out, 0, nbuckets * sizeof(*out));
+	if (nbuckets == 0)
+		return;
+	for (size_t i = 0; i < sp->tabsz; i++) {
+		const struct space_rec *r = sp->tab[i];
+
+		if (r != NULL)
+			out[space_bucket_of(r->cr.id, nbuckets)] += r->hash;
+	}
+}
+
+void
+space_foreach_bucket(const struct space *sp, uint32_t nbuckets,
+    const uint32_t *buckets, size_t nb, space_rec_cb cb, void *arg)
+{
+	uint8_t *want;
+
+	if (nbuckets == 0 || nb == 0)
+		return;
+	want = xcalloc(nbuckets, 1);
+	for (size_t i = 0; i < nb; i++)
+		if (buckets[i] < nbuckets)
+			want[buckets[i]] = 1;
+	for (size_t i = 0; i < sp->tabsz; i++) {
+		const struct space_rec *r = sp->tab[i];
+
+		if (r != NULL && want[space_bucket_of(r->cr.id, nbuckets)] &&
+		    !cb(arg, r))
+			break;
+	}
+	free(want);
+}
+
+void
+space_rec_encode(struct dcbor_buf *b, const struct space_rec *r)
+{
+	/* Canonical order: "rec" < "entry". */
+	dcbor_put_map(b, 2);
+	dcbor_put_cstr(b, "rec");
+	crdt_rec_encode(b, &r->cr);
+	dcbor_put_cstr(b, "entry");
+	entry_encode(b, r->e);
+}
+
+int
+space_rec_decode(struct dcbor_rd *rd, struct entry **e, struct crdt_rec *cr)
+{
+	const char *k;
+	size_t klen;
+	uint64_t n;
+
+	*e = NULL;
+	if (dcbor_get_map(rd, &n) == -1 || n != 2 ||
+	    dcbor_get_text(rd, &k, &klen) == -1 || klen != 3 ||
+	    memcmp(k, "rec", 3) != 0 || crdt_rec_decode(rd, cr) == -1 ||
+	    dcbor_get_text(rd, &k, &klen) == -1 || klen != 5 ||
+	    memcmp(k, "entry", 5) != 0)
+		return -1;
+	if (entry_decode(rd, e) != ENTRY_OK)
+		return -1;
+	return 0;
+}
+
+const struct entry *
+space_rec_entry(const struct space_rec *r)
+{
+	return r->e;
+}
+
+const struct crdt_state *
+space_rec_state(const struct space_rec *r)
+{
+	return &r->cr.st;
+}
+
+const struct crdt_claim *
+space_rec_claim(const struct space_rec *r)
+{
+	return &r->cr.claim;
+}
+
+uint64_t
+space_rec_hash(const struct space_rec *r)
+{
+	return r->hash;
+}
