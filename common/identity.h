@@ -51,6 +51,8 @@ int	identity_sign(const struct identity *ident, const void *msg,
  */
 int	identity_verify(const uint8_t pub[IDENTITY_PUB_LEN], const void *msg,
 	    size_t len, const uint8_t sig[IDENTITY_SIG_LEN]);
+/* Drop the verify cache and the reused OpenSSL contexts (tests, exit). */
+void	identity_cache_clear(void);
 
 /* id = SHA-256(pub). */
 void	identity_id_of(const uint8_t pub[IDENTITY_PUB_LEN],
