@@ -955,6 +955,84 @@ START_TEST(test_names)
 }
 END_TEST
 
+/* ---- fuzz seeds ---------------------------------------------------------- */
+
+static void
+write_seed(const char *dir, const char *name, uint8_t mode,
+    const uint8_t *p, size_t n)
+{
+	char path[1024];
+	FILE *fp;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	ck_assert_ptr_nonnull(fp = fopen(path, "wb"));
+	ck_assert_int_eq(fputc(mode, fp), mode);
+	ck_assert_uint_eq(fwrite(p, 1, n, fp), n);
+	ck_assert_int_eq(fclose(fp), 0);
+}
+
+/*
+ * With FRAME_SEED_DIR set, write the fuzz_frame seed corpus there: valid
+ * signed and bare frames, deterministic (fixed keys, Ed25519).  The first
+ * byte is fuzz_frame's mode: 0 a length-prefixed stream, 1 one frame.
+ */
+START_TEST(test_write_fuzz_seeds)
+{
+	const char *dir = getenv("FRAME_SEED_DIR");
+	struct hlc_stamp s = { 1700000000000ull, 1, alice.node };
+	struct dcbor_buf out, body;
+	uint8_t to[IDENTITY_ID_LEN], blob[300];
+	struct craft c;
+
+	if (dir == NULL || *dir == '\0')
+		return;
+	dcbor_buf_init(&out);
+	dcbor_buf_init(&body);
+	memcpy(to, bob.id, sizeof(to));
+	memset(blob, 0xa5, sizeof(blob));
+
+	dcbor_put_null(&body);
+	ck_assert_int_eq(frame_encode(&out, &alice, FRAME_PING, "", NULL, &s,
+	    body.data, body.len, FRAME_MAX_DEFAULT), 0);
+	write_seed(dir, "stream_ping", 0, out.data, out.len);
+	write_seed(dir, "one_ping", 1, out.data + 4, out.len - 4);
+
+	dcbor_buf_reset(&body);
+	dcbor_put_map(&body, 2);
+	dcbor_put_uint(&body, 1);
+	dcbor_put_cstr(&body, "entry");
+	dcbor_put_uint(&body, 2);
+	dcbor_put_array(&body, 4);
+	dcbor_put_int(&body, -7);
+	dcbor_put_float(&body, 0.25);
+	dcbor_put_bool(&body, false);
+	dcbor_put_bytes(&body, blob, 16);
+	ck_assert_int_eq(frame_encode(&out, &bob, FRAME_RUMOR, "space-1", to,
+	    &s, body.data, body.len, FRAME_MAX_DEFAULT), 0);
+	dcbor_buf_reset(&body);
+	dcbor_put_bytes(&body, blob, sizeof(blob));
+	ck_assert_int_eq(frame_encode(&out, &alice, FRAME_BLOCK, "g\xc3\xbc",
+	    to, &s, body.data, body.len, FRAME_MAX_DEFAULT), 0);
+	write_seed(dir, "stream_three", 0, out.data, out.len);
+
+	dcbor_buf_reset(&out);
+	dcbor_buf_reset(&body);
+	put_nested(&body, 12);
+	ck_assert_int_eq(frame_encode(&out, &alice, FRAME_DIGEST, "deep", NULL,
+	    &s, body.data, body.len, FRAME_MAX_DEFAULT), 0);
+	write_seed(dir, "one_nested", 1, out.data + 4, out.len - 4);
+
+	craft_init(&c, &alice);
+	c.bare = true;
+	craft_build(&c, &out);
+	write_seed(dir, "one_bare", 1, out.data, out.len);
+	craft_free(&c);
+
+	dcbor_buf_free(&out);
+	dcbor_buf_free(&body);
+}
+END_TEST
+
 static Suite *
 frame_suite(void)
 {
@@ -971,6 +1049,7 @@ frame_suite(void)
 	tcase_add_test(tc, test_size_cap);
 	tcase_add_test(tc, test_read_len_bounds);
 	tcase_add_test(tc, test_encode_refuses_bad_input);
+	tcase_add_test(tc, test_write_fuzz_seeds);
 	tcase_set_timeout(tc, 240);
 	suite_add_tcase(s, tc);
 
