@@ -113,8 +113,13 @@ write_all(int fd, const char *p, size_t n)
 	return 0;
 }
 
-int
-identity_save(const struct identity *ident, const char *path)
+/*
+ * Write the key to a fresh 0600 temp file beside path, then move it into
+ * place: rename() replaces, link() (replace false) refuses an existing
+ * path with EEXIST, so two creators never end up with different keys.
+ */
+static int
+identity_write(const struct identity *ident, const char *path, bool replace)
 {
 	static unsigned int seq;
 	char tmp[4096];
@@ -154,21 +159,28 @@ identity_save(const struct identity *ident, const char *path)
 		goto fail;
 	}
 	fd = -1;
-	if (rename(tmp, path) == -1)
+	if (replace ? rename(tmp, path) == -1 : link(tmp, path) == -1)
 		goto fail;
+	if (!replace)
+		unlink(tmp);
 	OPENSSL_cleanse(pem, (size_t)pemlen);
 	BIO_free(bio);
 	return 0;
 fail:
 	saved = errno;
-	if (fd != -1) {
+	if (fd != -1)
 		close(fd);
-	}
 	unlink(tmp);
 	OPENSSL_cleanse(pem, (size_t)pemlen);
 	BIO_free(bio);
 	errno = saved;
 	return -1;
+}
+
+int
+identity_save(const struct identity *ident, const char *path)
+{
+	return identity_write(ident, path, true);
 }
 
 int
@@ -222,10 +234,13 @@ identity_load_or_create(struct identity *ident, const char *dir,
 		return -1;
 	if (identity_generate(ident) == -1)
 		return -1;
-	if (identity_save(ident, path) == -1) {
+	if (identity_write(ident, path, false) == -1) {
 		int saved = errno;
 
 		identity_free(ident);
+		/* Another process created it first: use that key. */
+		if (saved == EEXIST)
+			return identity_load(ident, path);
 		errno = saved;
 		return -1;
 	}
