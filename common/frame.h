@@ -108,7 +108,9 @@ const char	*frame_kind_name(uint32_t kind);
 /*
  * Append one complete wire frame (length prefix included) to out:
  * body_len bytes of one encoded CBOR item signed by ident for 'to'
- * (NULL: anyone).  0, or -1 if the frame would exceed cap.
+ * (NULL: anyone).  0, or -1 (out->len unchanged) if the frame would exceed
+ * cap, the kind is unknown, the group is over 255 bytes or the body is
+ * not one canonical CBOR item that fits the nesting limit.
  */
 int	frame_encode(struct dcbor_buf *out, const struct identity *ident,
 	    uint32_t kind, const char *group, const uint8_t *to,

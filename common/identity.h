@@ -5,6 +5,8 @@
  * public key (REFERENCE.md "Wire").  The 32-byte digest is the binary id
  * used in frames; its first 8 bytes (big-endian) are the HLC node.
  * Keys are stored in DIR/identity.key (PKCS#8 PEM, mode 0600).
+ * Signing and verifying keep per-process OpenSSL state (a verify cache of
+ * recent senders): one thread, the event loop, calls them.
  */
 #ifndef IDENTITY_H
 #define IDENTITY_H
@@ -37,7 +39,11 @@ int	identity_from_seed(struct identity *ident,
 int	identity_save(const struct identity *ident, const char *path);
 /* Read a key written by identity_save. 0 or -1. */
 int	identity_load(struct identity *ident, const char *path);
-/* Load DIR/identity.key, or create and save it; *created says which. */
+/*
+ * Load DIR/identity.key, or create and save it; *created says which.
+ * Never replaces an existing file: if another process creates it first,
+ * its key is loaded.  A file that exists but does not parse is an error.
+ */
 int	identity_load_or_create(struct identity *ident, const char *dir,
 	    bool *created);
 void	identity_free(struct identity *ident);
@@ -51,6 +57,8 @@ int	identity_sign(const struct identity *ident, const void *msg,
  */
 int	identity_verify(const uint8_t pub[IDENTITY_PUB_LEN], const void *msg,
 	    size_t len, const uint8_t sig[IDENTITY_SIG_LEN]);
+/* Drop the verify cache and the reused OpenSSL contexts (tests, exit). */
+void	identity_cache_clear(void);
 
 /* id = SHA-256(pub). */
 void	identity_id_of(const uint8_t pub[IDENTITY_PUB_LEN],

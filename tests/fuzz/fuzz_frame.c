@@ -1,0 +1,101 @@
+/*
+ * fuzz_frame.c: libFuzzer target for the wire frame parser.
+ *
+ * The first input byte picks the mode:
+ *   even: the rest is a byte stream read as a link would read it, length
+ *         prefix first (frame_read_len), then frame_open on each frame;
+ *   odd:  the rest is one frame body for frame_decode with bare frames
+ *         allowed, then frame_verify.
+ * Whatever decodes must satisfy the codec's promises: results point into
+ * the input, and the envelope is exactly the canonical encoding of the
+ * fields decoded from it (so no second spelling of a frame is accepted).
+ * Seeds: tests/fuzz/seeds/fuzz_frame/, written by test_frame when
+ * FRAME_SEED_DIR is set.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dcbor.h"
+#include "frame.h"
+#include "hlc.h"
+
+#define FUZZ_CAP	(1u << 20)
+
+int	LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void
+put_key(struct dcbor_buf *b, const char *k)
+{
+	dcbor_put_text(b, k, strlen(k));
+}
+
+/* Abort unless f's envelope is the canonical encoding of its fields. */
+static void
+check_frame(const struct frame *f, const uint8_t *buf, size_t len)
+{
+	struct dcbor_buf b;
+
+	if (f->env < buf || f->env + f->env_len > buf + len ||
+	    f->body < f->env || f->body + f->body_len > f->env + f->env_len ||
+	    f->group_len > 255 || f->ver != FRAME_VERSION || f->kind == 0 ||
+	    f->kind >= FRAME_KIND_MAX)
+		abort();
+	if (f->group_len > 0 && ((const uint8_t *)f->group < f->env ||
+	    (const uint8_t *)f->group + f->group_len > f->env + f->env_len))
+		abort();
+	dcbor_buf_init(&b);
+	dcbor_put_map(&b, 7);
+	put_key(&b, "to");
+	dcbor_put_bytes(&b, f->to, f->to_any ? 0 : sizeof(f->to));
+	put_key(&b, "ver");
+	dcbor_put_uint(&b, f->ver);
+	put_key(&b, "body");
+	dcbor_put_raw(&b, f->body, f->body_len);
+	put_key(&b, "from");
+	dcbor_put_bytes(&b, f->from, sizeof(f->from));
+	put_key(&b, "kind");
+	dcbor_put_uint(&b, f->kind);
+	put_key(&b, "group");
+	dcbor_put_text(&b, f->group, f->group_len);
+	put_key(&b, "stamp");
+	hlc_encode(&b, &f->stamp);
+	if (b.len != f->env_len || memcmp(b.data, f->env, b.len) != 0)
+		abort();
+	dcbor_buf_free(&b);
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct frame f;
+	uint32_t len;
+	int rc;
+
+	if (size < 1)
+		return 0;
+	if (data[0] & 1) {
+		rc = frame_decode(data + 1, size - 1, &f, true);
+		if (rc == FRAME_OK) {
+			check_frame(&f, data + 1, size - 1);
+			rc = frame_verify(&f);
+		}
+		if (frame_strerror(rc) == NULL)
+			abort();
+		return 0;
+	}
+	data++;
+	size--;
+	while (frame_read_len(data, size, FUZZ_CAP, &len) == FRAME_OK &&
+	    len <= size - FRAME_LEN_PREFIX) {
+		rc = frame_open(data + FRAME_LEN_PREFIX, len, &f);
+		if (rc == FRAME_OK) {
+			check_frame(&f, data + FRAME_LEN_PREFIX, len);
+			if (f.bare)
+				abort();
+		}
+		data += FRAME_LEN_PREFIX + len;
+		size -= FRAME_LEN_PREFIX + len;
+	}
+	return 0;
+}
