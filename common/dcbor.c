@@ -794,7 +794,9 @@ dcbor_sort_map(struct dcbor_buf *b, size_t start)
 	int rc = DCBOR_OK;
 
 	dcbor_rd_init(&rd, b->data + start, b->len - start);
-	if (dcbor_next(&rd, &it) == -1 || it.type != DCBOR_MAP)
+	if (dcbor_next(&rd, &it) == -1)
+		return rd.err;
+	if (it.type != DCBOR_MAP)
 		return DCBOR_ETYPE;
 	if (it.u < 2)
 		return DCBOR_OK;
