@@ -438,6 +438,19 @@ rd_token(struct dcbor_rd *rd, struct dcbor_item *it, int *canon_err)
 	 */
 	if (rd->p[0] == 0xff)
 		return rd_fail(rd, DCBOR_EMALFORMED);
+	/*
+	 * libcbor 0.8 calls the one-byte tags 6..20 (0xc6..0xd4) errors,
+	 * "unassigned", though they are well-formed and cbor_encode_tag
+	 * writes them: decode every one-byte tag here.
+	 */
+	if (rd->p[0] >= 0xc0 && rd->p[0] <= 0xd7) {
+		it->type = DCBOR_TAG;
+		it->u = rd->p[0] & 0x1f;
+		it->head = 1;
+		rd->p++;
+		*canon_err = DCBOR_OK;
+		return 0;
+	}
 	r = cbor_stream_decode(rd->p, left, &tok_callbacks, &t);
 	if (r.status == CBOR_DECODER_NEDATA) {
 		/*
