@@ -384,6 +384,24 @@ head_size(uint64_t v)
 	return 9;
 }
 
+/* Bytes of the head that starts with initial byte c (AI 28..31: 1). */
+static size_t
+head_len(uint8_t c)
+{
+	switch (c & 0x1f) {
+	case 24:
+		return 2;
+	case 25:
+		return 3;
+	case 26:
+		return 5;
+	case 27:
+		return 9;
+	default:
+		return 1;
+	}
+}
+
 static int
 rd_fail(struct dcbor_rd *rd, int err)
 {
@@ -414,9 +432,37 @@ rd_token(struct dcbor_rd *rd, struct dcbor_item *it, int *canon_err)
 	/* Simple values other than false/true/null/undefined: refuse. */
 	if ((rd->p[0] >= 0xe0 && rd->p[0] <= 0xf3) || rd->p[0] == 0xf8)
 		return rd_fail(rd, DCBOR_EMALFORMED);
+	/*
+	 * A break outside an indefinite item is malformed (RFC 8949 3.2.1);
+	 * libcbor would report it as a break and we would call it EINDEF.
+	 */
+	if (rd->p[0] == 0xff)
+		return rd_fail(rd, DCBOR_EMALFORMED);
+	/*
+	 * libcbor 0.8 calls the one-byte tags 6..20 (0xc6..0xd4) errors,
+	 * "unassigned", though they are well-formed and cbor_encode_tag
+	 * writes them: decode every one-byte tag here.
+	 */
+	if (rd->p[0] >= 0xc0 && rd->p[0] <= 0xd7) {
+		it->type = DCBOR_TAG;
+		it->u = rd->p[0] & 0x1f;
+		it->head = 1;
+		rd->p++;
+		*canon_err = DCBOR_OK;
+		return 0;
+	}
 	r = cbor_stream_decode(rd->p, left, &tok_callbacks, &t);
-	if (r.status == CBOR_DECODER_NEDATA)
+	if (r.status == CBOR_DECODER_NEDATA) {
+		/*
+		 * libcbor says "need more" both for a cut head and for a
+		 * string whose declared length runs past the input; the
+		 * latter is a lying length (ELENGTH, as for arrays).
+		 */
+		if ((rd->p[0] >> 5 == 2 || rd->p[0] >> 5 == 3) &&
+		    left >= head_len(rd->p[0]))
+			return rd_fail(rd, DCBOR_ELENGTH);
 		return rd_fail(rd, DCBOR_ETRUNC);
+	}
 	if (r.status != CBOR_DECODER_FINISHED || r.read == 0)
 		return rd_fail(rd, DCBOR_EMALFORMED);
 	if (t.indef)
@@ -530,14 +576,20 @@ dcbor_get_uint(struct dcbor_rd *rd, uint64_t *v)
 int
 dcbor_get_int(struct dcbor_rd *rd, int64_t *v)
 {
+	const uint8_t *save = rd->p;
 	struct dcbor_item it;
 
 	if (dcbor_next(rd, &it) == -1)
 		return -1;
-	if (it.type != DCBOR_UINT && it.type != DCBOR_NEGINT)
+	/* Like rd_expect: a refused item stays unread. */
+	if (it.type != DCBOR_UINT && it.type != DCBOR_NEGINT) {
+		rd->p = save;
 		return rd_fail(rd, DCBOR_ETYPE);
-	if (it.u > INT64_MAX)
+	}
+	if (it.u > INT64_MAX) {
+		rd->p = save;
 		return rd_fail(rd, DCBOR_ERANGE);
+	}
 	*v = it.type == DCBOR_UINT ? (int64_t)it.u : -1 - (int64_t)it.u;
 	return 0;
 }
@@ -704,9 +756,14 @@ dcbor_check(const void *buf, size_t len, int maxdepth, bool canonical,
 			uint64_t n = it.type == DCBOR_MAP ? 2 * it.u :
 			    it.type == DCBOR_ARRAY ? it.u : 1;
 
+			/*
+			 * Every container counts, empty or not: the depth of
+			 * [[...[]...]] must not depend on whether the
+			 * innermost array happens to hold something.
+			 */
+			if (depth + 1 > maxdepth)
+				return DCBOR_EDEPTH;
 			if (n > 0) {
-				if (depth + 1 > maxdepth)
-					return DCBOR_EDEPTH;
 				depth++;
 				memset(&st[depth], 0, sizeof(st[depth]));
 				st[depth].left = n;
@@ -750,7 +807,9 @@ dcbor_sort_map(struct dcbor_buf *b, size_t start)
 	int rc = DCBOR_OK;
 
 	dcbor_rd_init(&rd, b->data + start, b->len - start);
-	if (dcbor_next(&rd, &it) == -1 || it.type != DCBOR_MAP)
+	if (dcbor_next(&rd, &it) == -1)
+		return rd.err;
+	if (it.type != DCBOR_MAP)
 		return DCBOR_ETYPE;
 	if (it.u < 2)
 		return DCBOR_OK;

@@ -137,8 +137,13 @@ bool	dcbor_take_null(struct dcbor_rd *rd);
 
 /*
  * Check that buf holds exactly one well-formed item (or, with used != NULL,
- * one item followed by anything; *used gets its length). Nesting at most
- * maxdepth; canonical form enforced when canonical is true.
+ * one item followed by anything; *used gets its length). At most maxdepth
+ * containers (arrays, maps, tags; empty ones count) enclose one another.
+ * With canonical true, also shortest heads and floats, NaN as f97e00, map
+ * keys in bytewise order and no duplicate key (DCBOR_EDUPKEY).  With
+ * canonical false only well-formedness is checked: duplicate keys pass,
+ * since finding them in unsorted maps needs memory or quadratic time; a
+ * reader that cares about duplicates must ask for canonical form.
  * Returns DCBOR_OK or an error code.
  */
 int	dcbor_check(const void *buf, size_t len, int maxdepth, bool canonical,
