@@ -76,6 +76,7 @@ PROGS += $(O)/peerctl
 endif
 
 .PHONY: all deps check unit fleet bench run fuzz install clean
+.SECONDARY:
 .DEFAULT_GOAL := all
 
 all: $(LIBCOMMON) $(PROGS)

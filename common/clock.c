@@ -1,0 +1,21 @@
+/*
+ * clock.c: monotonic clock helpers (see clock.h).
+ */
+#include <time.h>
+
+#include "clock.h"
+
+uint64_t
+clock_mono_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+uint64_t
+clock_mono_ms(void)
+{
+	return clock_mono_us() / 1000u;
+}

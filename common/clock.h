@@ -1,0 +1,17 @@
+/*
+ * clock.h: the monotonic microsecond clock shared by every process on a
+ * host.  Writers stamp entries with it so that latencies across processes
+ * (write-to-visible, write-to-take) can be measured on one machine; the
+ * HLC's millisecond physical part is for ordering only (DESIGN 8).
+ */
+#ifndef CLOCK_H
+#define CLOCK_H
+
+#include <stdint.h>
+
+/* CLOCK_MONOTONIC in microseconds. */
+uint64_t	clock_mono_us(void);
+/* CLOCK_MONOTONIC in milliseconds. */
+uint64_t	clock_mono_ms(void);
+
+#endif
