@@ -1,0 +1,506 @@
+/*
+ * cmd.c: the command table and its handlers (see cmd.h).  Handlers are
+ * thin: they turn checked JSON arguments into calls on the subsystems
+ * (replica_*, link_*, fault_*) and the results back into JSON.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cmd.h"
+#include "control.h"
+#include "fault.h"
+#include "link.h"
+#include "log.h"
+#include "member.h"
+#include "stats.h"
+#include "peerd.h"
+#include "replica.h"
+#include "template.h"
+#include "trace.h"
+
+static void	cmd_hello(struct ctl_req *, struct ctl_client *, json_t *);
+static void	cmd_trace(struct ctl_req *, struct ctl_client *, json_t *);
+static void	cmd_shutdown(struct ctl_req *, struct ctl_client *, json_t *);
+static void	cmd_help(struct ctl_req *, struct ctl_client *, json_t *);
+static void	cmd_peers(struct ctl_req *, struct ctl_client *, json_t *);
+static void	cmd_connect(struct ctl_req *, struct ctl_client *, json_t *);
+static void	cmd_write(struct ctl_req *, struct ctl_client *, json_t *);
+static void	cmd_read(struct ctl_req *, struct ctl_client *, json_t *);
+static void	cmd_take(struct ctl_req *, struct ctl_client *, json_t *);
+static void	cmd_complete(struct ctl_req *, struct ctl_client *, json_t *);
+static void	cmd_notify(struct ctl_req *, struct ctl_client *, json_t *);
+static void	cmd_takes(struct ctl_req *, struct ctl_client *, json_t *);
+static void	cmd_metrics(struct ctl_req *, struct ctl_client *, json_t *);
+static void	cmd_fault(struct ctl_req *, struct ctl_client *, json_t *);
+static void	cmd_dump(struct ctl_req *, struct ctl_client *, json_t *);
+
+static const struct cmd_arg args_none[] = { { NULL, 0, false, NULL } };
+static const struct cmd_arg args_trace[] = {
+	{ "n", CMD_T_INT, false, "how many of the newest events (default 100)" },
+	{ NULL, 0, false, NULL }
+};
+static const struct cmd_arg args_shutdown[] = {
+	{ "reason", CMD_T_STR, false, "logged and traced" },
+	{ NULL, 0, false, NULL }
+};
+
+static const struct cmd_arg args_connect[] = {
+	{ "addr", CMD_T_STR, true, "host:port of a peer to dial" },
+	{ NULL, 0, false, NULL }
+};
+static const struct cmd_arg args_write[] = {
+	{ "type", CMD_T_STR, true, "entry type, name#vN" },
+	{ "fields", CMD_T_OBJ, false, "the payload (at most 64 KiB as CBOR)" },
+	{ "lease_ms", CMD_T_INT, false, "time to live (default 3600000)" },
+	{ "tags", CMD_T_ARR, false, "strings" },
+	{ "space", CMD_T_STR, false, "space name (default \"default\")" },
+	{ NULL, 0, false, NULL }
+};
+static const struct cmd_arg args_read[] = {
+	{ "type", CMD_T_STR, true, "entry type" },
+	{ "where", CMD_T_ARR, false, "conditions {field, op, value}" },
+	{ "all", CMD_T_BOOL, false, "every match, not just the first" },
+	{ "limit", CMD_T_INT, false, "at most this many with all (1000)" },
+	{ NULL, 0, false, NULL }
+};
+static const struct cmd_arg args_take[] = {
+	{ "type", CMD_T_STR, true, "entry type" },
+	{ "where", CMD_T_ARR, false, "conditions {field, op, value}" },
+	{ "timeout_ms", CMD_T_INT, false, "give up after (default 0: once)" },
+	{ NULL, 0, false, NULL }
+};
+static const struct cmd_arg args_complete[] = {
+	{ "id", CMD_T_STR, true, "entry id (hex)" },
+	{ NULL, 0, false, NULL }
+};
+static const struct cmd_arg args_notify[] = {
+	{ "type", CMD_T_STR, false, "entry type (default: every type)" },
+	{ "where", CMD_T_ARR, false, "conditions {field, op, value}" },
+	{ "events", CMD_T_ARR, false, "WRITTEN, TAKEN, COMPLETED, EXPIRED, "
+	    "REAPPEARED (default all)" },
+	{ "lease_ms", CMD_T_INT, false, "subscription lifetime (0: forever)" },
+	{ NULL, 0, false, NULL }
+};
+static const struct cmd_arg args_takes[] = {
+	{ "since", CMD_T_INT, false, "index of the first take to list" },
+	{ NULL, 0, false, NULL }
+};
+static const struct cmd_arg args_metrics[] = {
+	{ "reset", CMD_T_BOOL, false, "zero the counters after reading" },
+	{ NULL, 0, false, NULL }
+};
+static const struct cmd_arg args_fault[] = {
+	{ "clear", CMD_T_BOOL, false, "remove every fault" },
+	{ "peer", CMD_T_STR, false, "peer name, PeerId or \"*\"" },
+	{ "drop", CMD_T_NUM, false, "drop probability 0..1 on send" },
+	{ "delay_ms", CMD_T_INT, false, "added delay on send" },
+	{ "jitter_ms", CMD_T_INT, false, "added random delay 0..jitter" },
+	{ "partition", CMD_T_ARR, false, "peers cut off (replaces the set)" },
+	{ NULL, 0, false, NULL }
+};
+static const struct cmd_arg args_dump[] = {
+	{ "limit", CMD_T_INT, false, "entries to include (default 20)" },
+	{ NULL, 0, false, NULL }
+};
+
+static const struct cmd_entry cmd_table[] = {
+	{ "hello", args_none, cmd_hello,
+	    "name, peer_id, pid, listen, binding, version, uptime" },
+	{ "help", args_none, cmd_help, "the commands and their arguments" },
+	{ "peers", args_none, cmd_peers, "members and links" },
+	{ "connect", args_connect, cmd_connect, "dial a peer (kept, redialed)" },
+	{ "write", args_write, cmd_write, "write an entry" },
+	{ "read", args_read, cmd_read, "read matching entries (local)" },
+	{ "take", args_take, cmd_take, "take an entry (lease race)" },
+	{ "complete", args_complete, cmd_complete, "mark a taken entry done" },
+	{ "notify", args_notify, cmd_notify, "stream events on this connection" },
+	{ "takes", args_takes, cmd_takes, "the takes this peer won" },
+	{ "metrics", args_metrics, cmd_metrics, "counters, histograms, CPU, RSS" },
+	{ "trace", args_trace, cmd_trace, "the newest events of the trace ring" },
+	{ "fault", args_fault, cmd_fault, "inject or clear faults" },
+	{ "dump", args_dump, cmd_dump, "state for debugging" },
+	{ "shutdown", args_shutdown, cmd_shutdown, "stop the peer cleanly" },
+};
+
+const struct cmd_entry *
+cmd_find(const char *name)
+{
+	for (size_t i = 0; i < sizeof(cmd_table) / sizeof(cmd_table[0]); i++)
+		if (strcmp(cmd_table[i].name, name) == 0)
+			return &cmd_table[i];
+	return NULL;
+}
+
+static unsigned
+cmd_json_type(json_t *v)
+{
+	switch (json_typeof(v)) {
+	case JSON_STRING:
+		return CMD_T_STR;
+	case JSON_INTEGER:
+		return CMD_T_INT | CMD_T_NUM;
+	case JSON_REAL:
+		return CMD_T_NUM;
+	case JSON_TRUE:
+	case JSON_FALSE:
+		return CMD_T_BOOL;
+	case JSON_OBJECT:
+		return CMD_T_OBJ;
+	case JSON_ARRAY:
+		return CMD_T_ARR;
+	default:
+		return 0;
+	}
+}
+
+static const char *
+cmd_type_names(unsigned types, char *buf, size_t len)
+{
+	static const char *const names[] = { "string", "integer", "number",
+	    "boolean", "object", "array" };
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < 6; i++) {
+		if (!(types & (1u << i)))
+			continue;
+		size_t used = strlen(buf);
+
+		snprintf(buf + used, len - used, "%s%s", used ? " or " : "",
+		    names[i]);
+	}
+	return buf;
+}
+
+const char *
+cmd_check_args(const struct cmd_entry *ce, json_t *args, char *buf,
+    size_t len)
+{
+	const struct cmd_arg *a;
+	const char *key;
+	json_t *v;
+	char tn[64];
+
+	if (args != NULL && !json_is_object(args) && !json_is_null(args)) {
+		snprintf(buf, len, "\"args\" must be an object");
+		return buf;
+	}
+	if (args != NULL && json_is_object(args)) {
+		json_object_foreach(args, key, v) {
+			for (a = ce->args; a->name != NULL; a++)
+				if (strcmp(a->name, key) == 0)
+					break;
+			if (a->name == NULL) {
+				snprintf(buf, len, "%s: unknown argument \"%s\"",
+				    ce->name, key);
+				return buf;
+			}
+			if (!(cmd_json_type(v) & a->types)) {
+				snprintf(buf, len, "%s: \"%s\" must be %s",
+				    ce->name, key, cmd_type_names(a->types, tn,
+				    sizeof(tn)));
+				return buf;
+			}
+		}
+	}
+	for (a = ce->args; a->name != NULL; a++)
+		if (a->required && (args == NULL ||
+		    json_object_get(args, a->name) == NULL)) {
+			snprintf(buf, len, "%s: missing argument \"%s\"",
+			    ce->name, a->name);
+			return buf;
+		}
+	return NULL;
+}
+
+void
+cmd_dispatch(struct ctl_req *req, struct ctl_client *c, const char *name,
+    json_t *args)
+{
+	const struct cmd_entry *ce;
+	char msg[256];
+	json_t *empty = NULL;
+
+	if ((ce = cmd_find(name)) == NULL) {
+		ctl_fail(req, CTL_UNKNOWN_CMD, "unknown command \"%.64s\" "
+		    "(\"help\" lists them)", name);
+		return;
+	}
+	req->cmd = ce->name;
+	if (cmd_check_args(ce, args, msg, sizeof(msg)) != NULL) {
+		ctl_fail(req, CTL_BAD_ARGS, "%s", msg);
+		return;
+	}
+	if (args == NULL || json_is_null(args))
+		args = empty = json_object();
+	ce->exec(req, c, args);
+	json_decref(empty);
+}
+
+json_int_t
+cmd_int(json_t *args, const char *name, json_int_t dflt)
+{
+	json_t *v = json_object_get(args, name);
+
+	return json_is_integer(v) ? json_integer_value(v) : dflt;
+}
+
+const char *
+cmd_str(json_t *args, const char *name, const char *dflt)
+{
+	json_t *v = json_object_get(args, name);
+
+	return json_is_string(v) ? json_string_value(v) : dflt;
+}
+
+bool
+cmd_bool(json_t *args, const char *name, bool dflt)
+{
+	json_t *v = json_object_get(args, name);
+
+	return json_is_boolean(v) ? json_is_true(v) : dflt;
+}
+
+/* ---- handlers ---------------------------------------------------------- */
+
+static void
+cmd_hello(struct ctl_req *req, struct ctl_client *c, json_t *args)
+{
+	(void)c;
+	(void)args;
+	ctl_ok(req, json_pack("{s:s, s:s, s:I, s:s, s:s, s:s, s:s, s:f}",
+	    "name", pd->conf.name, "peer_id", pd->ident.peer_id,
+	    "pid", (json_int_t)getpid(), "listen", pd->listen_addr,
+	    "control", pd->conf.control, "binding", "tcp",
+	    "version", PEERD_VERSION,
+	    "uptime_s", (double)peerd_uptime_us() / 1e6));
+}
+
+static void
+cmd_help(struct ctl_req *req, struct ctl_client *c, json_t *args)
+{
+	json_t *cmds = json_array();
+
+	(void)c;
+	(void)args;
+	for (size_t i = 0; i < sizeof(cmd_table) / sizeof(cmd_table[0]); i++) {
+		const struct cmd_entry *ce = &cmd_table[i];
+		json_t *ja = json_array();
+		char tn[64];
+
+		for (const struct cmd_arg *a = ce->args; a->name; a++)
+			json_array_append_new(ja, json_pack("{s:s, s:s, s:b, s:s}",
+			    "name", a->name, "type", cmd_type_names(a->types,
+			    tn, sizeof(tn)), "required", a->required,
+			    "help", a->help ? a->help : ""));
+		json_array_append_new(cmds, json_pack("{s:s, s:s, s:o}",
+		    "name", ce->name, "help", ce->help, "args", ja));
+	}
+	ctl_ok(req, json_pack("{s:o}", "commands", cmds));
+}
+
+static void
+cmd_trace(struct ctl_req *req, struct ctl_client *c, json_t *args)
+{
+	json_int_t n = cmd_int(args, "n", 100);
+
+	(void)c;
+	if (n < 0) {
+		ctl_fail(req, CTL_BAD_ARGS, "trace: \"n\" must be >= 0");
+		return;
+	}
+	ctl_ok(req, json_pack("{s:I, s:o}", "total", (json_int_t)trace_total(),
+	    "events", trace_json((size_t)n)));
+}
+
+static void
+cmd_shutdown(struct ctl_req *req, struct ctl_client *c, json_t *args)
+{
+	const char *why = cmd_str(args, "reason", "control request");
+
+	(void)c;
+	ctl_ok(req, json_pack("{s:b}", "stopping", 1));
+	peerd_shutdown(why);
+}
+
+static struct template *
+cmd_template(struct ctl_req *req, json_t *args, const char *dflt_type)
+{
+	json_t *tj = json_object();
+	struct template *t;
+	char err[256];
+
+	(void)dflt_type;
+	json_object_set(tj, "type", json_object_get(args, "type"));
+	if (json_object_get(args, "where") != NULL)
+		json_object_set(tj, "where", json_object_get(args, "where"));
+	t = template_from_json(tj, err, sizeof(err));
+	json_decref(tj);
+	if (t == NULL)
+		ctl_fail(req, CTL_BAD_ARGS, "%s: %s", req->cmd, err);
+	return t;
+}
+
+static void
+cmd_peers(struct ctl_req *req, struct ctl_client *c, json_t *args)
+{
+	(void)c;
+	(void)args;
+	ctl_ok(req, json_pack("{s:o, s:o}", "members", member_list_json(),
+	    "links", link_list_json()));
+}
+
+static void
+cmd_connect(struct ctl_req *req, struct ctl_client *c, json_t *args)
+{
+	const char *addr = cmd_str(args, "addr", "");
+
+	(void)c;
+	if (link_add_seed(addr) == -1) {
+		ctl_fail(req, CTL_BAD_ARGS, "connect: \"%.64s\" is not "
+		    "host:port", addr);
+		return;
+	}
+	ctl_ok(req, json_pack("{s:s}", "dialing", addr));
+}
+
+static void
+cmd_write(struct ctl_req *req, struct ctl_client *c, json_t *args)
+{
+	char err[256];
+	json_t *res;
+
+	(void)c;
+	if ((res = replica_write(args, err, sizeof(err))) == NULL) {
+		ctl_fail(req, strstr(err, "full") ? CTL_BUSY :
+		    strstr(err, "too_big") ? CTL_TOO_LARGE : CTL_BAD_ARGS,
+		    "%s", err);
+		return;
+	}
+	ctl_ok(req, res);
+}
+
+static void
+cmd_read(struct ctl_req *req, struct ctl_client *c, json_t *args)
+{
+	struct template *t;
+	json_int_t limit = cmd_int(args, "limit", 1000);
+
+	(void)c;
+	if (limit < 1) {
+		ctl_fail(req, CTL_BAD_ARGS, "read: \"limit\" must be >= 1");
+		return;
+	}
+	if ((t = cmd_template(req, args, NULL)) == NULL)
+		return;
+	ctl_ok(req, replica_read(t, cmd_bool(args, "all", false),
+	    (size_t)limit));
+	template_free(t);
+}
+
+static void
+cmd_take(struct ctl_req *req, struct ctl_client *c, json_t *args)
+{
+	struct template *t;
+	json_int_t timeout = cmd_int(args, "timeout_ms", 0);
+
+	(void)c;
+	if (timeout < 0 || timeout > 86400000) {
+		ctl_fail(req, CTL_BAD_ARGS, "take: \"timeout_ms\" must be "
+		    "0..86400000");
+		return;
+	}
+	if ((t = cmd_template(req, args, NULL)) == NULL)
+		return;
+	replica_take(req, t, (uint32_t)timeout);
+}
+
+static void
+cmd_complete(struct ctl_req *req, struct ctl_client *c, json_t *args)
+{
+	json_t *res = NULL;
+	char err[256];
+	int code;
+
+	(void)c;
+	if (replica_complete(cmd_str(args, "id", ""), &res, &code, err,
+	    sizeof(err)) == -1) {
+		ctl_fail(req, (enum ctl_err)code, "%s", err);
+		return;
+	}
+	ctl_ok(req, res);
+}
+
+static void
+cmd_notify(struct ctl_req *req, struct ctl_client *c, json_t *args)
+{
+	struct template *t = NULL;
+	unsigned mask;
+	json_int_t lease = cmd_int(args, "lease_ms", 0);
+
+	if (replica_event_mask(json_object_get(args, "events"), &mask) == -1) {
+		ctl_fail(req, CTL_BAD_ARGS, "notify: \"events\" lists "
+		    "WRITTEN, TAKEN, COMPLETED, EXPIRED, REAPPEARED");
+		return;
+	}
+	if (lease < 0) {
+		ctl_fail(req, CTL_BAD_ARGS, "notify: \"lease_ms\" must be >= 0");
+		return;
+	}
+	if (json_object_get(args, "type") != NULL &&
+	    (t = cmd_template(req, args, NULL)) == NULL)
+		return;
+	if (t == NULL && json_object_get(args, "where") != NULL) {
+		ctl_fail(req, CTL_BAD_ARGS, "notify: \"where\" needs \"type\"");
+		return;
+	}
+	replica_notify(c, t, mask, (uint64_t)lease);
+	ctl_ok(req, json_pack("{s:b}", "subscribed", 1));
+}
+
+static void
+cmd_takes(struct ctl_req *req, struct ctl_client *c, json_t *args)
+{
+	json_int_t since = cmd_int(args, "since", 0);
+
+	(void)c;
+	ctl_ok(req, replica_takes_json(since < 0 ? 0 : (size_t)since));
+}
+
+static void
+cmd_metrics(struct ctl_req *req, struct ctl_client *c, json_t *args)
+{
+	(void)c;
+	ctl_ok(req, stats_json());
+	if (cmd_bool(args, "reset", false))
+		stats_reset();
+}
+
+static void
+cmd_fault(struct ctl_req *req, struct ctl_client *c, json_t *args)
+{
+	char msg[256];
+
+	(void)c;
+	if (fault_apply(args, msg, sizeof(msg)) == -1) {
+		ctl_fail(req, CTL_BAD_ARGS, "%s", msg);
+		return;
+	}
+	ctl_ok(req, json_pack("{s:o}", "faults", fault_json()));
+}
+
+static void
+cmd_dump(struct ctl_req *req, struct ctl_client *c, json_t *args)
+{
+	json_int_t limit = cmd_int(args, "limit", 20);
+
+	(void)c;
+	ctl_ok(req, json_pack("{s:s, s:s, s:o, s:o, s:o, s:o, s:I, s:I}",
+	    "name", pd->conf.name, "peer_id", pd->ident.peer_id,
+	    "space", replica_dump_json(limit < 0 ? 0 : (size_t)limit),
+	    "members", member_list_json(), "links", link_list_json(),
+	    "faults", fault_json(),
+	    "control_clients", (json_int_t)control_clients(),
+	    "trace_total", (json_int_t)trace_total()));
+}

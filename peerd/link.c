@@ -1,0 +1,915 @@
+/*
+ * link.c: TCP links, their state machine, framing and receiver checks
+ * (see link.h).  Sockets are libevent bufferevents; a link is never freed
+ * inside its own callback: link_close marks it DEAD and the reaper event
+ * frees it, clearing the member's back-pointer.
+ */
+#include <sys/socket.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <arpa/inet.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+#include <event2/listener.h>
+#include <openssl/rand.h>
+
+#include "clock.h"
+#include "dcbor.h"
+#include "fault.h"
+#include "frame.h"
+#include "gossip.h"
+#include "link.h"
+#include "log.h"
+#include "member.h"
+#include "stats.h"
+#include "peerd.h"
+#include "trace.h"
+#include "xmalloc.h"
+
+#define LINK_NONCE_LEN		16
+#define LINK_HANDSHAKE_MS	10000
+
+struct link {
+	TAILQ_ENTRY(link)	 entry;
+	uint64_t		 serial;
+	enum link_state		 state;
+	bool			 outbound;
+	struct bufferevent	*bev;
+	char			 remote[64];	/* address:port of the socket */
+	char			 dialed[64];	/* what we dialed, if outbound */
+	struct member		*member;	/* known after their hello */
+	uint8_t			 nonce[LINK_NONCE_LEN];
+	bool			 have_len;	/* two-stage read */
+	uint32_t		 need;
+	uint64_t		 up_ms;
+	uint64_t		 born_ms;	/* for the handshake timeout */
+	uint64_t		 frames_in, frames_out, bytes_in, bytes_out;
+	uint64_t		 delay_until_us; /* keeps delayed frames ordered */
+	char			 close_why[96];
+};
+
+struct seed {
+	char		 addr[64];
+	struct link	*link;
+	uint32_t	 backoff_ms;
+	uint64_t	 next_ms;
+};
+
+static TAILQ_HEAD(, link)	 links = TAILQ_HEAD_INITIALIZER(links);
+static struct evconnlistener	*listener;
+static struct event		*reaper_ev, *tick_ev;
+static uint64_t			 link_serial;
+static struct seed		*seeds;
+static size_t			 nseeds;
+static struct dcbor_buf		 sendbuf;
+
+static const char *const link_state_names[] = {
+#define LINK_STATE_NAME(e, n) n,
+	LINK_STATES(LINK_STATE_NAME)
+#undef LINK_STATE_NAME
+};
+
+static void	link_read_cb(struct bufferevent *, void *);
+static void	link_event_cb(struct bufferevent *, short, void *);
+
+const char *
+link_state_name(enum link_state s)
+{
+	return (unsigned)s <= LINK_DEAD ? link_state_names[s] : "unknown";
+}
+
+int
+link_fsm_next(enum link_state state, enum link_event ev)
+{
+	if (ev == LINK_EV_CLOSE)
+		return LINK_DEAD;
+	switch (state) {
+	case LINK_CONNECTING:
+		return ev == LINK_EV_CONNECTED ? LINK_HELLO_SENT : -1;
+	case LINK_HELLO_SENT:
+		return ev == LINK_EV_HELLO ? LINK_PROOF_SENT : -1;
+	case LINK_PROOF_SENT:
+		return ev == LINK_EV_PROOF ? LINK_UP : -1;
+	default:
+		return -1;
+	}
+}
+
+uint32_t
+link_count(void)
+{
+	struct link *l;
+	uint32_t n = 0;
+
+	TAILQ_FOREACH(l, &links, entry)
+		if (l->state != LINK_DEAD)
+			n++;
+	return n;
+}
+
+static void
+link_reap(evutil_socket_t fd, short ev, void *arg)
+{
+	struct link *l, *next;
+
+	(void)fd;
+	(void)ev;
+	(void)arg;
+	for (l = TAILQ_FIRST(&links); l != NULL; l = next) {
+		next = TAILQ_NEXT(l, entry);
+		if (l->state != LINK_DEAD)
+			continue;
+		TAILQ_REMOVE(&links, l, entry);
+		for (size_t i = 0; i < nseeds; i++)
+			if (seeds[i].link == l)
+				seeds[i].link = NULL;
+		if (l->member != NULL && l->member->link == l)
+			l->member->link = NULL;
+		bufferevent_free(l->bev);
+		free(l);
+	}
+}
+
+void
+link_close(struct link *l, const char *why)
+{
+	if (l->state == LINK_DEAD)
+		return;
+	snprintf(l->close_why, sizeof(l->close_why), "%s", why);
+	if (l->state == LINK_UP)
+		pd_count(links_down);
+	trace_add("link", "#%llu %s %s closed in %s: %s",
+	    (unsigned long long)l->serial, l->remote,
+	    l->member ? l->member->name : "?", link_state_name(l->state), why);
+	log_info("link #%llu to %s (%s) closed: %s",
+	    (unsigned long long)l->serial, l->remote,
+	    l->member ? l->member->name : "?", why);
+	if (l->member != NULL && l->member->link == l) {
+		l->member->link = NULL;
+		gossip_link_down(l->member);
+	}
+	l->state = LINK_DEAD;
+	bufferevent_disable(l->bev, EV_READ | EV_WRITE);
+	event_active(reaper_ev, EV_TIMEOUT, 0);
+}
+
+static void
+link_set_state(struct link *l, enum link_event ev)
+{
+	int next = link_fsm_next(l->state, ev);
+
+	if (next == -1) {
+		link_close(l, "protocol: event not allowed in this state");
+		return;
+	}
+	trace_add("link", "#%llu %s -> %s", (unsigned long long)l->serial,
+	    link_state_name(l->state), link_state_name((enum link_state)next));
+	l->state = (enum link_state)next;
+}
+
+/* ---- sending ----------------------------------------------------------- */
+
+struct delayed {
+	struct link	*l;		/* checked by serial on fire */
+	uint64_t	 serial;
+	struct event	*ev;
+	uint8_t		*data;
+	size_t		 len;
+};
+
+static struct link *
+link_by_serial(uint64_t serial)
+{
+	struct link *l;
+
+	TAILQ_FOREACH(l, &links, entry)
+		if (l->serial == serial && l->state != LINK_DEAD)
+			return l;
+	return NULL;
+}
+
+static void
+link_delayed_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	struct delayed *d = arg;
+	struct link *l;
+
+	(void)fd;
+	(void)ev;
+	if ((l = link_by_serial(d->serial)) != NULL)
+		bufferevent_write(l->bev, d->data, d->len);
+	event_free(d->ev);
+	free(d->data);
+	free(d);
+}
+
+static int
+link_send_to(struct link *l, uint32_t kind, const uint8_t *to,
+    const uint8_t *body, size_t body_len)
+{
+	struct hlc_stamp st;
+	uint64_t delay_us = 0;
+
+	if (l->state == LINK_DEAD || l->state == LINK_CONNECTING)
+		return -1;
+	if (l->member != NULL && kind != FRAME_CHANNEL_HELLO &&
+	    fault_on_send(l->member->id, &delay_us) == -1) {
+		pd_count(fault_dropped_out);
+		return 0;
+	}
+	st = hlc_now(&pd->hlc, hlc_wall_ms());
+	dcbor_buf_reset(&sendbuf);
+	if (frame_encode(&sendbuf, &pd->ident, kind, pd->conf.group, to, &st,
+	    body, body_len, pd->conf.max_frame) == -1) {
+		pd_count_limit(FRAME_SIZE);
+		log_warnx("link #%llu: %s frame of %zu bytes over the cap",
+		    (unsigned long long)l->serial, frame_kind_name(kind),
+		    body_len);
+		return -1;
+	}
+	l->frames_out++;
+	l->bytes_out += sendbuf.len;
+	if (l->member != NULL)
+		l->member->frames_out++;
+	pd_count_kind_out(kind, sendbuf.len);
+	if (delay_us > 0 || l->delay_until_us > clock_mono_us()) {
+		struct delayed *d = xcalloc(1, sizeof(*d));
+		uint64_t now = clock_mono_us(), at = now + delay_us;
+		struct timeval tv;
+
+		if (at < l->delay_until_us)
+			at = l->delay_until_us;	/* keep the order */
+		l->delay_until_us = at;
+		d->serial = l->serial;
+		d->data = xmemdup(sendbuf.data, sendbuf.len);
+		d->len = sendbuf.len;
+		d->ev = evtimer_new(pd->base, link_delayed_cb, d);
+		tv.tv_sec = (time_t)((at - now) / 1000000u);
+		tv.tv_usec = (suseconds_t)((at - now) % 1000000u);
+		evtimer_add(d->ev, &tv);
+		return 0;
+	}
+	return bufferevent_write(l->bev, sendbuf.data, sendbuf.len);
+}
+
+int
+link_send(struct link *l, uint32_t kind, const uint8_t *body, size_t body_len)
+{
+	if (l->state != LINK_UP || l->member == NULL)
+		return -1;
+	return link_send_to(l, kind, l->member->id, body, body_len);
+}
+
+int
+link_send_member(struct member *m, uint32_t kind, const uint8_t *body,
+    size_t body_len)
+{
+	if (m->link == NULL)
+		return -1;
+	return link_send(m->link, kind, body, body_len);
+}
+
+/* ---- the handshake ----------------------------------------------------- */
+
+static void
+link_send_hello(struct link *l, const uint8_t *echo, size_t echo_len)
+{
+	struct dcbor_buf b;
+
+	dcbor_buf_init(&b);
+	dcbor_put_map(&b, 4);
+	dcbor_put_cstr(&b, "addr");
+	dcbor_put_cstr(&b, pd->listen_addr);
+	dcbor_put_cstr(&b, "echo");
+	dcbor_put_bytes(&b, echo, echo_len);
+	dcbor_put_cstr(&b, "name");
+	dcbor_put_cstr(&b, pd->conf.name);
+	dcbor_put_cstr(&b, "nonce");
+	dcbor_put_bytes(&b, l->nonce, LINK_NONCE_LEN);
+	link_send_to(l, FRAME_CHANNEL_HELLO, NULL, b.data, b.len);
+	dcbor_buf_free(&b);
+}
+
+struct hello_body {
+	char		 addr[64];
+	char		 name[64];
+	const uint8_t	*echo;
+	size_t		 echo_len;
+	const uint8_t	*nonce;
+	size_t		 nonce_len;
+};
+
+static int
+copy_text(struct dcbor_rd *rd, char *out, size_t outlen)
+{
+	const char *s;
+	size_t n;
+
+	if (dcbor_get_text(rd, &s, &n) == -1 || n >= outlen)
+		return -1;
+	memcpy(out, s, n);
+	out[n] = '\0';
+	return 0;
+}
+
+static int
+hello_parse(const uint8_t *p, size_t len, struct hello_body *h)
+{
+	struct dcbor_rd rd;
+	uint64_t n;
+
+	memset(h, 0, sizeof(*h));
+	dcbor_rd_init(&rd, p, len);
+	if (dcbor_get_map(&rd, &n) == -1 || n != 4)
+		return -1;
+	for (uint64_t i = 0; i < n; i++) {
+		const char *k;
+		size_t klen;
+
+		if (dcbor_get_text(&rd, &k, &klen) == -1)
+			return -1;
+		if (klen == 4 && memcmp(k, "addr", 4) == 0) {
+			if (copy_text(&rd, h->addr, sizeof(h->addr)) == -1)
+				return -1;
+		} else if (klen == 4 && memcmp(k, "name", 4) == 0) {
+			if (copy_text(&rd, h->name, sizeof(h->name)) == -1)
+				return -1;
+		} else if (klen == 4 && memcmp(k, "echo", 4) == 0) {
+			if (dcbor_get_bytes(&rd, &h->echo, &h->echo_len) == -1)
+				return -1;
+		} else if (klen == 5 && memcmp(k, "nonce", 5) == 0) {
+			if (dcbor_get_bytes(&rd, &h->nonce, &h->nonce_len) == -1)
+				return -1;
+		} else
+			return -1;
+	}
+	if (h->nonce_len != LINK_NONCE_LEN ||
+	    (h->echo_len != 0 && h->echo_len != LINK_NONCE_LEN))
+		return -1;
+	return dcbor_left(&rd) == 0 ? 0 : -1;
+}
+
+/* Keep one link per peer: the one dialed by the lower id wins. */
+static bool
+link_keep_over(const struct link *a, const struct link *b)
+{
+	const uint8_t *a_dialer = a->outbound ? pd->ident.id : a->member->id;
+	const uint8_t *b_dialer = b->outbound ? pd->ident.id : b->member->id;
+	int c = memcmp(a_dialer, b_dialer, IDENTITY_ID_LEN);
+
+	return c != 0 ? c < 0 : a->serial < b->serial;
+}
+
+static void
+link_up(struct link *l)
+{
+	struct member *m = l->member;
+
+	if (m->link != NULL && m->link != l) {
+		if (link_keep_over(m->link, l)) {
+			pd_count(links_duplicate);
+			link_close(l, "duplicate link to the same peer");
+			return;
+		}
+		pd_count(links_duplicate);
+		link_close(m->link, "duplicate link to the same peer");
+	}
+	m->link = l;
+	m->dial = true;
+	m->backoff_ms = 0;
+	l->up_ms = clock_mono_ms();
+	pd_count(links_up);
+	member_heard(m);
+	log_info("link #%llu up with %s (%s) at %s",
+	    (unsigned long long)l->serial, m->name, m->peer_id, m->addr);
+	gossip_link_up(m);
+}
+
+static void
+link_hello(struct link *l, const struct frame *f)
+{
+	struct hello_body h;
+	struct member *m;
+
+	if (hello_parse(f->body, f->body_len, &h) == -1) {
+		pd_count(bad_body);
+		link_close(l, "malformed channel_hello body");
+		return;
+	}
+	if (memcmp(f->from, pd->ident.id, IDENTITY_ID_LEN) == 0) {
+		link_close(l, "connected to ourselves");
+		return;
+	}
+	if (l->state == LINK_HELLO_SENT) {
+		if (h.echo_len != 0) {
+			link_close(l, "protocol: proof before hello");
+			return;
+		}
+		m = member_get(f->from, h.name, h.addr);
+		memcpy(m->pub, f->key, IDENTITY_PUB_LEN);
+		m->have_pub = true;
+		l->member = m;
+		m->last_stamp = f->stamp;
+		link_set_state(l, LINK_EV_HELLO);
+		link_send_hello(l, h.nonce, h.nonce_len);
+		return;
+	}
+	/* PROOF_SENT: this must be their proof, echoing our nonce. */
+	if (h.echo_len != LINK_NONCE_LEN ||
+	    memcmp(h.echo, l->nonce, LINK_NONCE_LEN) != 0 ||
+	    memcmp(f->from, l->member->id, IDENTITY_ID_LEN) != 0) {
+		link_close(l, "handshake: proof does not echo our nonce");
+		return;
+	}
+	l->member->last_stamp = f->stamp;
+	link_set_state(l, LINK_EV_PROOF);
+	if (l->state == LINK_UP)
+		link_up(l);
+}
+
+/* ---- receiving --------------------------------------------------------- */
+
+/* REFERENCE.md receiver checks once the link is up. true: accept. */
+static bool
+link_check(struct link *l, const struct frame *f)
+{
+	struct member *m = l->member;
+	uint64_t wall = hlc_wall_ms(), now = clock_mono_ms();
+	double rate = pd->conf.rate_per_s;
+
+	if (memcmp(f->from, m->id, IDENTITY_ID_LEN) != 0) {
+		pd_count_reject(NOT_MEMBER);
+		link_close(l, "frame from a peer other than the link's");
+		return false;
+	}
+	if (f->to_any || memcmp(f->to, pd->ident.id, IDENTITY_ID_LEN) != 0) {
+		pd_count_reject(WRONG_TO);
+		return false;
+	}
+	if (m->quarantine_until_ms > now) {
+		pd_count_reject(QUARANTINED);
+		return false;
+	}
+	if (fault_on_recv(m->id)) {
+		pd_count(fault_dropped_in);
+		return false;
+	}
+	if (f->stamp.phys + (uint64_t)pd->conf.max_age_s * 1000u < wall) {
+		pd_count_reject(TOO_OLD);
+		return false;
+	}
+	if (f->stamp.phys > wall + (uint64_t)pd->conf.max_future_s * 1000u) {
+		pd_count_reject(FUTURE_STRIKE);
+		if (++m->strikes >= pd->conf.strikes) {
+			m->quarantine_until_ms = now +
+			    (uint64_t)pd->conf.quarantine_s * 1000u;
+			trace_add("member", "%s quarantined after %u strikes",
+			    m->name, m->strikes);
+			log_warnx("%s quarantined for %u s after %u strikes",
+			    m->name, pd->conf.quarantine_s, m->strikes);
+		}
+		return false;
+	}
+	if (hlc_cmp(&f->stamp, &m->last_stamp) <= 0) {
+		pd_count_reject(REPLAY);
+		return false;
+	}
+	m->tokens += (double)(now - m->tokens_ms) * rate / 1000.0;
+	if (m->tokens > pd->conf.rate_burst)
+		m->tokens = pd->conf.rate_burst;
+	m->tokens_ms = now;
+	if (m->tokens < 1.0) {
+		pd_count_reject(RATE_LIMITED);
+		return false;
+	}
+	m->tokens -= 1.0;
+	m->last_stamp = f->stamp;
+	hlc_update(&pd->hlc, &f->stamp, wall, NULL);
+	member_heard(m);
+	return true;
+}
+
+static void
+link_frame(struct link *l, const uint8_t *buf, size_t len)
+{
+	struct frame f;
+	int rc;
+
+	l->frames_in++;
+	l->bytes_in += len + FRAME_LEN_PREFIX;
+	if ((rc = frame_open(buf, len, &f)) != FRAME_OK) {
+		pd_count_bad(rc);
+		trace_add("frame", "#%llu bad frame from %s: %s",
+		    (unsigned long long)l->serial, l->remote,
+		    frame_strerror(rc));
+		link_close(l, frame_strerror(rc));
+		return;
+	}
+	pd_count_kind_in(f.kind, len + FRAME_LEN_PREFIX);
+	if (l->state != LINK_UP) {
+		if (f.kind != FRAME_CHANNEL_HELLO) {
+			link_close(l, "protocol: frame before the handshake");
+			return;
+		}
+		link_hello(l, &f);
+		return;
+	}
+	if (!link_check(l, &f))
+		return;
+	l->member->frames_in++;
+	switch (f.kind) {
+	case FRAME_PING:
+	case FRAME_PING_REQ:
+	case FRAME_ACK:
+	case FRAME_GROUP_AD:
+	case FRAME_RUMOR:
+	case FRAME_DIGEST:
+	case FRAME_PULL_RESP:
+		if (gossip_recv(l->member, f.kind, f.body, f.body_len) == -1) {
+			pd_count(bad_body);
+			link_close(l, "malformed frame body");
+		}
+		break;
+	case FRAME_BYE:
+		link_close(l, "peer said bye");
+		break;
+	default:
+		pd_count(unhandled_kind);
+		trace_add("frame", "#%llu unhandled kind %s",
+		    (unsigned long long)l->serial, frame_kind_name(f.kind));
+		break;
+	}
+}
+
+static void
+link_read_cb(struct bufferevent *bev, void *arg)
+{
+	struct link *l = arg;
+	struct evbuffer *in = bufferevent_get_input(bev);
+	uint8_t hdr[FRAME_LEN_PREFIX];
+	int rc;
+
+	while (l->state != LINK_DEAD) {
+		size_t avail = evbuffer_get_length(in);
+
+		if (!l->have_len) {
+			if (avail < FRAME_LEN_PREFIX)
+				return;
+			evbuffer_copyout(in, hdr, sizeof(hdr));
+			rc = frame_read_len(hdr, sizeof(hdr), pd->conf.max_frame,
+			    &l->need);
+			if (rc != FRAME_OK) {
+				pd_count_bad(rc);
+				if (rc == FRAME_ETOOBIG)
+					pd_count_limit(FRAME_SIZE);
+				trace_add("frame", "#%llu bad length from %s: %s",
+				    (unsigned long long)l->serial, l->remote,
+				    frame_strerror(rc));
+				link_close(l, frame_strerror(rc));
+				return;
+			}
+			evbuffer_drain(in, FRAME_LEN_PREFIX);
+			l->have_len = true;
+			avail -= FRAME_LEN_PREFIX;
+		}
+		if (avail < l->need)
+			return;
+		link_frame(l, evbuffer_pullup(in, l->need), l->need);
+		evbuffer_drain(in, l->need);
+		l->have_len = false;
+	}
+}
+
+static void
+link_event_cb(struct bufferevent *bev, short what, void *arg)
+{
+	struct link *l = arg;
+
+	(void)bev;
+	if (what & BEV_EVENT_CONNECTED) {
+		link_set_state(l, LINK_EV_CONNECTED);
+		if (l->state == LINK_HELLO_SENT)
+			link_send_hello(l, NULL, 0);
+		return;
+	}
+	if (what & BEV_EVENT_EOF)
+		link_close(l, "end of stream");
+	else if (what & BEV_EVENT_ERROR)
+		link_close(l, evutil_socket_error_to_string(
+		    EVUTIL_SOCKET_ERROR()));
+}
+
+static struct link *
+link_new(struct bufferevent *bev, bool outbound, const char *remote)
+{
+	struct link *l = xcalloc(1, sizeof(*l));
+
+	l->serial = ++link_serial;
+	l->born_ms = clock_mono_ms();
+	l->bev = bev;
+	l->outbound = outbound;
+	snprintf(l->remote, sizeof(l->remote), "%s", remote);
+	RAND_bytes(l->nonce, sizeof(l->nonce));
+	TAILQ_INSERT_TAIL(&links, l, entry);
+	bufferevent_setcb(bev, link_read_cb, NULL, link_event_cb, l);
+	bufferevent_setwatermark(bev, EV_READ, 0,
+	    (size_t)pd->conf.max_frame + FRAME_LEN_PREFIX + 65536);
+	bufferevent_enable(bev, EV_READ | EV_WRITE);
+	return l;
+}
+
+static int
+parse_hostport(const char *hostport, struct sockaddr_in *sin)
+{
+	char host[64];
+	const char *colon = strrchr(hostport, ':');
+	char *end;
+	unsigned long port;
+
+	if (colon == NULL || (size_t)(colon - hostport) >= sizeof(host))
+		return -1;
+	memcpy(host, hostport, (size_t)(colon - hostport));
+	host[colon - hostport] = '\0';
+	port = strtoul(colon + 1, &end, 10);
+	if (*end != '\0' || end == colon + 1 || port > 65535)
+		return -1;
+	memset(sin, 0, sizeof(*sin));
+	sin->sin_family = AF_INET;
+	sin->sin_port = htons((uint16_t)port);
+	if (strcmp(host, "localhost") == 0)
+		strcpy(host, "127.0.0.1");
+	if (inet_pton(AF_INET, host, &sin->sin_addr) != 1)
+		return -1;
+	return 0;
+}
+
+/* Dial host:port; the link starts CONNECTING. NULL if it cannot start. */
+static struct link *
+link_dial(const char *hostport)
+{
+	struct sockaddr_in sin;
+	struct bufferevent *bev;
+	struct link *l;
+
+	if (parse_hostport(hostport, &sin) == -1) {
+		log_warnx("dial: bad address \"%s\"", hostport);
+		return NULL;
+	}
+	if (link_count() >= pd->conf.max_links) {
+		pd_count_limit(LINKS);
+		return NULL;
+	}
+	bev = bufferevent_socket_new(pd->base, -1, BEV_OPT_CLOSE_ON_FREE);
+	if (bev == NULL)
+		return NULL;
+	l = link_new(bev, true, hostport);
+	snprintf(l->dialed, sizeof(l->dialed), "%s", hostport);
+	l->state = LINK_CONNECTING;
+	trace_add("link", "#%llu dialing %s", (unsigned long long)l->serial,
+	    hostport);
+	if (bufferevent_socket_connect(bev, (struct sockaddr *)&sin,
+	    (int)sizeof(sin)) == -1) {
+		link_close(l, "connect failed");
+		return NULL;
+	}
+	return l;
+}
+
+static void
+link_accept_cb(struct evconnlistener *lis, evutil_socket_t fd,
+    struct sockaddr *sa, int salen, void *arg)
+{
+	struct sockaddr_in *sin = (struct sockaddr_in *)(void *)sa;
+	struct bufferevent *bev;
+	struct link *l;
+	char remote[64], ip[INET_ADDRSTRLEN];
+	int one = 1;
+
+	(void)lis;
+	(void)salen;
+	(void)arg;
+	if (link_count() >= pd->conf.max_links) {
+		pd_count_limit(LINKS);
+		evutil_closesocket(fd);
+		return;
+	}
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	inet_ntop(AF_INET, &sin->sin_addr, ip, sizeof(ip));
+	snprintf(remote, sizeof(remote), "%s:%u", ip, ntohs(sin->sin_port));
+	bev = bufferevent_socket_new(pd->base, fd, BEV_OPT_CLOSE_ON_FREE);
+	if (bev == NULL) {
+		evutil_closesocket(fd);
+		return;
+	}
+	l = link_new(bev, false, remote);
+	l->state = LINK_HELLO_SENT;
+	trace_add("link", "#%llu accepted from %s",
+	    (unsigned long long)l->serial, remote);
+	link_send_hello(l, NULL, 0);
+}
+
+/* ---- dialing policy ---------------------------------------------------- */
+
+static uint32_t
+backoff_next(uint32_t cur)
+{
+	uint32_t next = cur == 0 ? 100 : cur * 2;
+
+	if (next > 5000)
+		next = 5000;
+	return next;
+}
+
+static uint64_t
+with_jitter(uint32_t ms)
+{
+	uint32_t r;
+
+	RAND_bytes((unsigned char *)&r, sizeof(r));
+	return ms / 2 + (ms ? r % (ms / 2 + 1) : 0);
+}
+
+int
+link_add_seed(const char *hostport)
+{
+	struct sockaddr_in sin;
+
+	if (parse_hostport(hostport, &sin) == -1)
+		return -1;
+	for (size_t i = 0; i < nseeds; i++)
+		if (strcmp(seeds[i].addr, hostport) == 0)
+			return 0;
+	seeds = xreallocarray(seeds, nseeds + 1, sizeof(*seeds));
+	memset(&seeds[nseeds], 0, sizeof(seeds[nseeds]));
+	snprintf(seeds[nseeds].addr, sizeof(seeds[nseeds].addr), "%s",
+	    hostport);
+	seeds[nseeds].link = link_dial(hostport);
+	nseeds++;
+	return 0;
+}
+
+static bool
+member_has_link(const char *addr)
+{
+	struct link *l;
+
+	TAILQ_FOREACH(l, &links, entry)
+		if (l->state != LINK_DEAD && strcmp(l->dialed, addr) == 0)
+			return true;
+	for (size_t i = 0; i < member_count(); i++) {
+		struct member *m = member_at(i);
+
+		if (m->link != NULL && strcmp(m->addr, addr) == 0)
+			return true;
+	}
+	return false;
+}
+
+void
+link_tick(void)
+{
+	uint64_t now = clock_mono_ms();
+	struct link *l;
+
+	/* A link that does not finish its handshake in time is dropped. */
+	TAILQ_FOREACH(l, &links, entry)
+		if (l->state != LINK_UP && l->state != LINK_DEAD &&
+		    now - l->born_ms > LINK_HANDSHAKE_MS)
+			link_close(l, "handshake timeout");
+
+	/* Seeds: redial with backoff until some link reaches that address. */
+	for (size_t i = 0; i < nseeds; i++) {
+		struct seed *s = &seeds[i];
+
+		if (s->link != NULL || member_has_link(s->addr) ||
+		    now < s->next_ms)
+			continue;
+		s->backoff_ms = backoff_next(s->backoff_ms);
+		s->next_ms = now + with_jitter(s->backoff_ms);
+		s->link = link_dial(s->addr);
+	}
+	/* Members we keep links to (a mesh among the live ones). */
+	for (size_t i = 0; i < member_count(); i++) {
+		struct member *m = member_at(i);
+
+		if (m->link != NULL || m->addr[0] == '\0' ||
+		    m->state == MEMBER_DEAD || now < m->next_dial_ms ||
+		    member_has_link(m->addr))
+			continue;
+		/* The lower id dials, so two peers do not race each other. */
+		if (memcmp(pd->ident.id, m->id, IDENTITY_ID_LEN) > 0 &&
+		    now - m->last_heard_ms < 2u * pd->conf.tick_ms + 1000u &&
+		    m->last_heard_ms != 0)
+			continue;
+		m->backoff_ms = backoff_next(m->backoff_ms);
+		m->next_dial_ms = now + with_jitter(m->backoff_ms);
+		link_dial(m->addr);
+	}
+}
+
+static void
+link_tick_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	(void)fd;
+	(void)ev;
+	(void)arg;
+	link_tick();
+	member_tick();
+	gossip_tick();
+}
+
+int
+link_init(const char *listen, char *addr, size_t len)
+{
+	struct sockaddr_in sin;
+	socklen_t slen = sizeof(sin);
+	char ip[INET_ADDRSTRLEN];
+	struct timeval tv;
+
+	if (parse_hostport(listen, &sin) == -1) {
+		log_warnx("listen: bad address \"%s\" (want 127.0.0.1:PORT)",
+		    listen);
+		return -1;
+	}
+	listener = evconnlistener_new_bind(pd->base, link_accept_cb, NULL,
+	    LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE | LEV_OPT_CLOSE_ON_EXEC,
+	    128, (struct sockaddr *)&sin, (int)sizeof(sin));
+	if (listener == NULL) {
+		log_warn("listen %s", listen);
+		return -1;
+	}
+	if (getsockname(evconnlistener_get_fd(listener),
+	    (struct sockaddr *)&sin, &slen) == -1)
+		return -1;
+	inet_ntop(AF_INET, &sin.sin_addr, ip, sizeof(ip));
+	snprintf(addr, len, "%s:%u", ip, ntohs(sin.sin_port));
+	reaper_ev = event_new(pd->base, -1, 0, link_reap, NULL);
+	tick_ev = event_new(pd->base, -1, EV_PERSIST, link_tick_cb, NULL);
+	tv.tv_sec = pd->conf.tick_ms / 1000;
+	tv.tv_usec = (suseconds_t)(pd->conf.tick_ms % 1000) * 1000;
+	event_add(tick_ev, &tv);
+	dcbor_buf_init(&sendbuf);
+	member_init();
+	return 0;
+}
+
+void
+link_shutdown(void)
+{
+	struct link *l;
+
+	TAILQ_FOREACH(l, &links, entry)
+		if (l->state == LINK_UP) {
+			link_send(l, FRAME_BYE, (const uint8_t *)"\xf6", 1);
+			struct evbuffer *out = bufferevent_get_output(l->bev);
+
+			evbuffer_unfreeze(out, 1);
+			evbuffer_write(out, bufferevent_getfd(l->bev));
+		}
+	TAILQ_FOREACH(l, &links, entry)
+		if (l->state != LINK_DEAD)
+			link_close(l, "shutdown");
+	link_reap(-1, 0, NULL);
+	if (listener != NULL)
+		evconnlistener_free(listener);
+	listener = NULL;
+	if (tick_ev != NULL)
+		event_free(tick_ev);
+	if (reaper_ev != NULL)
+		event_free(reaper_ev);
+	tick_ev = reaper_ev = NULL;
+	free(seeds);
+	seeds = NULL;
+	nseeds = 0;
+	dcbor_buf_free(&sendbuf);
+	member_free_all();
+}
+
+json_t *
+link_list_json(void)
+{
+	json_t *arr = json_array();
+	struct link *l;
+	uint64_t now = clock_mono_ms();
+
+	TAILQ_FOREACH(l, &links, entry)
+		json_array_append_new(arr, json_pack(
+		    "{s:I, s:s, s:s, s:b, s:s, s:I, s:I, s:I, s:I, s:I}",
+		    "serial", (json_int_t)l->serial,
+		    "state", link_state_name(l->state),
+		    "remote", l->remote, "outbound", l->outbound,
+		    "peer", l->member ? l->member->name : "",
+		    "up_ms", (json_int_t)(l->up_ms ? now - l->up_ms : 0),
+		    "frames_in", (json_int_t)l->frames_in,
+		    "frames_out", (json_int_t)l->frames_out,
+		    "bytes_in", (json_int_t)l->bytes_in,
+		    "bytes_out", (json_int_t)l->bytes_out));
+	return arr;
+}

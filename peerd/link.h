@@ -1,0 +1,81 @@
+/*
+ * link.h: TCP links between peers, each an explicit state machine
+ * (DESIGN 11.6, after bgpd's session.c):
+ *
+ *   CONNECTING --connected--> HELLO_SENT      (dialer)
+ *   (accepted) ------------> HELLO_SENT       (acceptor)
+ *   HELLO_SENT --their hello--> PROOF_SENT    (we echo their nonce, signed)
+ *   PROOF_SENT --their proof (our nonce)--> UP
+ *   any --error, bad frame, EOF, close--> DEAD (freed at the deferred point)
+ *
+ * Frames are read in two stages: the 4-byte length, checked against the
+ * cap before anything is allocated, then the body (DESIGN 11.5).  Every
+ * frame is decoded, verified and put through the receiver checks of
+ * REFERENCE.md before dispatch.  A malformed or badly signed frame closes
+ * the link and is counted by reason; a frame that fails a receiver check
+ * (too old, replay, rate, quarantine) is dropped and counted.
+ */
+#ifndef LINK_H
+#define LINK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "identity.h"
+
+struct member;
+struct dcbor_buf;
+
+#define LINK_STATES(X)			\
+	X(CONNECTING, "connecting")	\
+	X(HELLO_SENT, "hello_sent")	\
+	X(PROOF_SENT, "proof_sent")	\
+	X(UP, "up")			\
+	X(DEAD, "dead")
+
+enum link_state {
+#define LINK_STATE_ENUM(e, n) LINK_##e,
+	LINK_STATES(LINK_STATE_ENUM)
+#undef LINK_STATE_ENUM
+};
+
+enum link_event {
+	LINK_EV_CONNECTED,	/* the dial completed */
+	LINK_EV_HELLO,		/* their hello (nonce) arrived */
+	LINK_EV_PROOF,		/* their proof (echo of our nonce) arrived */
+	LINK_EV_CLOSE,		/* error, EOF, bad frame, or a local close */
+};
+
+struct link;
+
+/* Bind the listener; the bound address goes to addr. 0 or -1. */
+int		 link_init(const char *listen, char *addr, size_t len);
+/* Close every link and the listener. */
+void		 link_shutdown(void);
+/* Dial host:port now and keep redialing with backoff while down. */
+int		 link_add_seed(const char *hostport);
+/*
+ * The state machine: the next state for (state, event), or -1 if the event
+ * is not allowed in that state (a protocol error: the link closes).
+ */
+int		 link_fsm_next(enum link_state state, enum link_event ev);
+const char	*link_state_name(enum link_state s);
+/* Sign and queue one frame of kind with body (one CBOR item) on l. */
+int		 link_send(struct link *l, uint32_t kind, const uint8_t *body,
+		    size_t body_len);
+/* The same to a member over its UP link; -1 if none. */
+int		 link_send_member(struct member *m, uint32_t kind,
+		    const uint8_t *body, size_t body_len);
+/* Close a link (it is freed later, never inside its own callback). */
+void		 link_close(struct link *l, const char *why);
+/* Links as JSON (for "peers" and "dump"). */
+json_t		*link_list_json(void);
+/* Number of links in any state but DEAD. */
+uint32_t	 link_count(void);
+/* Redial members that should be connected (called every tick). */
+void		 link_tick(void);
+
+#endif

@@ -1,0 +1,270 @@
+/*
+ * member.c: the membership table and SWIM-like failure detection (see
+ * member.h).  Fleets here are tens of peers, so the table is an array
+ * searched linearly.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <openssl/rand.h>
+
+#include "clock.h"
+#include "dcbor.h"
+#include "frame.h"
+#include "link.h"
+#include "log.h"
+#include "member.h"
+#include "stats.h"
+#include "peerd.h"
+#include "trace.h"
+#include "xmalloc.h"
+
+static struct member	**members;
+static size_t		  nmembers;
+static size_t		  ping_cursor;
+
+static const char *const member_state_names[] = { "alive", "suspect",
+    "dead" };
+
+const char *
+member_state_name(enum member_state s)
+{
+	return (unsigned)s <= MEMBER_DEAD ? member_state_names[s] : "unknown";
+}
+
+void
+member_init(void)
+{
+	members = NULL;
+	nmembers = 0;
+}
+
+void
+member_free_all(void)
+{
+	for (size_t i = 0; i < nmembers; i++)
+		free(members[i]);
+	free(members);
+	members = NULL;
+	nmembers = 0;
+}
+
+size_t
+member_count(void)
+{
+	return nmembers;
+}
+
+struct member *
+member_at(size_t i)
+{
+	return i < nmembers ? members[i] : NULL;
+}
+
+struct member *
+member_find(const uint8_t id[IDENTITY_ID_LEN])
+{
+	for (size_t i = 0; i < nmembers; i++)
+		if (memcmp(members[i]->id, id, IDENTITY_ID_LEN) == 0)
+			return members[i];
+	return NULL;
+}
+
+struct member *
+member_get(const uint8_t id[IDENTITY_ID_LEN], const char *name,
+    const char *addr)
+{
+	struct member *m = member_find(id);
+
+	if (m == NULL) {
+		m = xcalloc(1, sizeof(*m));
+		memcpy(m->id, id, IDENTITY_ID_LEN);
+		identity_peer_id_of(id, m->peer_id);
+		snprintf(m->name, sizeof(m->name), "%.12s", m->peer_id);
+		m->state = MEMBER_ALIVE;
+		m->tokens = pd->conf.rate_burst;
+		m->tokens_ms = clock_mono_ms();
+		members = xreallocarray(members, nmembers + 1,
+		    sizeof(*members));
+		members[nmembers++] = m;
+		trace_add("member", "new member %s", m->peer_id);
+	}
+	if (name != NULL && name[0] != '\0')
+		snprintf(m->name, sizeof(m->name), "%s", name);
+	if (addr != NULL && addr[0] != '\0')
+		snprintf(m->addr, sizeof(m->addr), "%s", addr);
+	return m;
+}
+
+void
+member_heard(struct member *m)
+{
+	m->last_heard_ms = clock_mono_ms();
+	m->ping_sent_ms = 0;
+	m->ping_req_sent = false;
+	if (m->state != MEMBER_ALIVE) {
+		trace_add("member", "%s %s -> alive", m->name,
+		    member_state_name(m->state));
+		log_info("member %s is alive again", m->name);
+		m->state = MEMBER_ALIVE;
+	}
+}
+
+void
+member_ack(struct member *m, uint64_t seq)
+{
+	(void)seq;
+	member_heard(m);
+}
+
+size_t
+member_pick_up(struct member **out, size_t max, const struct member *except)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < nmembers; i++) {
+		struct member *m = members[i];
+
+		if (m->link == NULL || m == except || m->state == MEMBER_DEAD)
+			continue;
+		if (n < max)
+			out[n++] = m;
+		else {
+			/* Reservoir sampling keeps the pick uniform. */
+			uint32_t r;
+
+			RAND_bytes((unsigned char *)&r, sizeof(r));
+			r %= (uint32_t)(i + 1);
+			if (r < max)
+				out[r] = m;
+		}
+	}
+	/* Shuffle so the order is not the table's. */
+	for (size_t i = n; i > 1; i--) {
+		uint32_t r;
+		struct member *t;
+
+		RAND_bytes((unsigned char *)&r, sizeof(r));
+		r %= (uint32_t)i;
+		t = out[i - 1];
+		out[i - 1] = out[r];
+		out[r] = t;
+	}
+	return n;
+}
+
+static void
+member_set_state(struct member *m, enum member_state s, const char *why)
+{
+	if (m->state == s)
+		return;
+	trace_add("member", "%s %s -> %s: %s", m->name,
+	    member_state_name(m->state), member_state_name(s), why);
+	log_info("member %s is %s: %s", m->name, member_state_name(s), why);
+	m->state = s;
+}
+
+static void
+member_send_ping(struct member *m, uint32_t kind, const uint8_t *target)
+{
+	struct dcbor_buf b;
+
+	dcbor_buf_init(&b);
+	if (target == NULL) {
+		dcbor_put_map(&b, 1);
+		dcbor_put_cstr(&b, "seq");
+		dcbor_put_uint(&b, ++m->ping_seq);
+	} else {
+		dcbor_put_map(&b, 2);
+		dcbor_put_cstr(&b, "seq");
+		dcbor_put_uint(&b, ++m->ping_seq);
+		dcbor_put_cstr(&b, "target");
+		dcbor_put_bytes(&b, target, IDENTITY_ID_LEN);
+	}
+	link_send_member(m, kind, b.data, b.len);
+	dcbor_buf_free(&b);
+}
+
+/*
+ * One round: ping the next member in turn; a ping unanswered for the ping
+ * timeout asks two others to probe (PING_REQ); still nothing after twice
+ * the timeout: suspect; nothing heard for the silence window: dead.
+ */
+void
+member_tick(void)
+{
+	uint64_t now = clock_mono_ms();
+	struct member *helpers[2];
+
+	for (size_t i = 0; i < nmembers; i++) {
+		struct member *m = members[i];
+		uint64_t silent = m->last_heard_ms ? now - m->last_heard_ms :
+		    0;
+
+		if (m->state != MEMBER_DEAD && m->last_heard_ms != 0 &&
+		    silent >= pd->conf.silence_ms) {
+			member_set_state(m, MEMBER_DEAD, "silent too long");
+			pd_count(members_dead);
+			continue;
+		}
+		if (m->ping_sent_ms == 0)
+			continue;
+		if (!m->ping_req_sent &&
+		    now - m->ping_sent_ms >= pd->conf.ping_timeout_ms) {
+			size_t n = member_pick_up(helpers, 2, m);
+
+			for (size_t k = 0; k < n; k++)
+				member_send_ping(helpers[k], FRAME_PING_REQ,
+				    m->id);
+			m->ping_req_sent = true;
+		} else if (m->ping_req_sent && m->state == MEMBER_ALIVE &&
+		    now - m->ping_sent_ms >= 2u * pd->conf.ping_timeout_ms)
+			member_set_state(m, MEMBER_SUSPECT, "no ack, direct "
+			    "or indirect");
+	}
+	if (nmembers == 0)
+		return;
+	/* Round-robin over members with a link. */
+	for (size_t tries = 0; tries < nmembers; tries++) {
+		struct member *m = members[ping_cursor++ % nmembers];
+
+		if (m->link == NULL || m->ping_sent_ms != 0)
+			continue;
+		m->ping_sent_ms = now;
+		member_send_ping(m, FRAME_PING, NULL);
+		break;
+	}
+	/* A member whose link dropped and who stays silent is suspect. */
+	for (size_t i = 0; i < nmembers; i++) {
+		struct member *m = members[i];
+
+		if (m->link == NULL && m->state == MEMBER_ALIVE &&
+		    m->last_heard_ms != 0 &&
+		    now - m->last_heard_ms >= pd->conf.ping_timeout_ms)
+			member_set_state(m, MEMBER_SUSPECT, "no link");
+	}
+}
+
+json_t *
+member_list_json(void)
+{
+	json_t *arr = json_array();
+	uint64_t now = clock_mono_ms();
+
+	for (size_t i = 0; i < nmembers; i++) {
+		struct member *m = members[i];
+
+		json_array_append_new(arr, json_pack(
+		    "{s:s, s:s, s:s, s:s, s:b, s:I, s:I, s:I, s:b}",
+		    "name", m->name, "peer_id", m->peer_id, "addr", m->addr,
+		    "state", member_state_name(m->state),
+		    "link", m->link != NULL,
+		    "last_heard_ms_ago", m->last_heard_ms ?
+		    (json_int_t)(now - m->last_heard_ms) : (json_int_t)-1,
+		    "frames_in", (json_int_t)m->frames_in,
+		    "frames_out", (json_int_t)m->frames_out,
+		    "quarantined", m->quarantine_until_ms > now));
+	}
+	return arr;
+}

@@ -1,0 +1,83 @@
+/*
+ * member.h: the membership table.  A member is a peer we have heard of,
+ * through a handshake, a seed or a signed self-advertisement (GROUP_AD).
+ * Failure detection is SWIM-like (REFERENCE.md "Gossip and membership"):
+ * each tick one member is pinged; without an ACK within the ping timeout
+ * two others probe it (PING_REQ); still silent, it is suspect; silent for
+ * the silence window, it is dead and its link is not redialed.  The
+ * receiver-side state per sender (rate bucket, replay stamp, strikes,
+ * quarantine) lives here too.
+ */
+#ifndef MEMBER_H
+#define MEMBER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "hlc.h"
+#include "identity.h"
+
+struct link;
+
+enum member_state {
+	MEMBER_ALIVE = 0,
+	MEMBER_SUSPECT,
+	MEMBER_DEAD,
+};
+
+struct member {
+	uint8_t			 id[IDENTITY_ID_LEN];
+	char			 peer_id[IDENTITY_PEERID_MAX];
+	uint8_t			 pub[IDENTITY_PUB_LEN];
+	bool			 have_pub;
+	char			 name[64];
+	char			 addr[64];	/* its listen address */
+	enum member_state	 state;
+	struct link		*link;		/* the preferred UP link */
+	uint64_t		 last_heard_ms;	/* monotonic */
+	uint64_t		 ping_sent_ms;	/* 0: no ping outstanding */
+	bool			 ping_req_sent;
+	uint64_t		 ping_seq;
+	/* receiver checks */
+	struct hlc_stamp	 last_stamp;	/* replay guard */
+	double			 tokens;	/* rate bucket */
+	uint64_t		 tokens_ms;
+	uint32_t		 strikes;
+	uint64_t		 quarantine_until_ms;
+	/* dialing */
+	bool			 dial;		/* keep a link to it */
+	uint32_t		 backoff_ms;
+	uint64_t		 next_dial_ms;
+	uint64_t		 frames_in, frames_out;
+	/* anti-entropy: when we sent it our digest / answered its digest */
+	uint64_t		 ae_asked_ms;
+	uint64_t		 ae_answered_ms;
+};
+
+void		 member_init(void);
+void		 member_free_all(void);
+/* Find by binary id, or NULL. */
+struct member	*member_find(const uint8_t id[IDENTITY_ID_LEN]);
+/* Find or add by id; name and addr updated when given. */
+struct member	*member_get(const uint8_t id[IDENTITY_ID_LEN], const char *name,
+		    const char *addr);
+/* All members, for iteration. */
+size_t		 member_count(void);
+struct member	*member_at(size_t i);
+/* Members with an UP link, shuffled; at most max; excluding 'except'. */
+size_t		 member_pick_up(struct member **out, size_t max,
+		    const struct member *except);
+/* Note traffic from m (any frame): it is alive. */
+void		 member_heard(struct member *m);
+/* The state's name: "alive", "suspect", "dead". */
+const char	*member_state_name(enum member_state s);
+/* JSON list for the "peers" command. */
+json_t		*member_list_json(void);
+/* One failure-detection round (called every tick). */
+void		 member_tick(void);
+/* Handle a PING_REQ body / ACK bookkeeping (called by link dispatch). */
+void		 member_ack(struct member *m, uint64_t seq);
+
+#endif

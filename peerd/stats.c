@@ -1,0 +1,72 @@
+/*
+ * stats.c: the process's metrics (see stats.h).
+ */
+#include "frame.h"
+#include "link.h"
+#include "peerd.h"
+#include "replica.h"
+#include "stats.h"
+#include "control.h"
+
+struct metrics		pd_metrics;
+struct metrics_hists	pd_hists;
+
+void
+stats_bad_frame(int err)
+{
+	if (err > FRAME_OK && err < FRAME_ERR_MAX)
+		pd_metrics.bad_frames[err]++;
+	if (err == FRAME_ESIG || err == FRAME_EFROM)
+		pd_metrics.sig_failures++;
+}
+
+void
+stats_frame_in(uint32_t kind, size_t bytes)
+{
+	pd_metrics.frames_in++;
+	pd_metrics.bytes_in += bytes;
+	if (kind < FRAME_KIND_MAX) {
+		pd_metrics.frames_in_kind[kind]++;
+		pd_metrics.bytes_in_kind[kind] += bytes;
+	}
+}
+
+void
+stats_frame_out(uint32_t kind, size_t bytes)
+{
+	pd_metrics.frames_out++;
+	pd_metrics.bytes_out += bytes;
+	if (kind < FRAME_KIND_MAX) {
+		pd_metrics.frames_out_kind[kind]++;
+		pd_metrics.bytes_out_kind[kind] += bytes;
+	}
+}
+
+void
+stats_init(void)
+{
+	metrics_reset(&pd_metrics);
+	metrics_hists_init(&pd_hists);
+}
+
+json_t *
+stats_json(void)
+{
+	json_t *j = metrics_snapshot_json(&pd_metrics, &pd_hists);
+
+	json_object_set_new(j, "gauges", json_pack("{s:I, s:I, s:I, s:I, s:f}",
+	    "links", (json_int_t)link_count(),
+	    "records", (json_int_t)replica_count(),
+	    "visible", (json_int_t)replica_visible(),
+	    "control_clients", (json_int_t)control_clients(),
+	    "uptime_s", (double)peerd_uptime_us() / 1e6));
+	json_object_set_new(j, "name", json_string(pd->conf.name));
+	json_object_set_new(j, "peer_id", json_string(pd->ident.peer_id));
+	return j;
+}
+
+void
+stats_reset(void)
+{
+	stats_init();
+}

@@ -1,0 +1,35 @@
+/*
+ * stats.h: the daemon's counters and histograms (common/metrics.h) and the
+ * short macros the hot paths bump them with.  One instance per process.
+ */
+#ifndef STATS_H
+#define STATS_H
+
+#include <jansson.h>
+
+#include "metrics.h"
+
+extern struct metrics		pd_metrics;
+extern struct metrics_hists	pd_hists;
+
+#define pd_count(f)		(pd_metrics.f++)
+#define pd_count_add(f, n)	(pd_metrics.f += (n))
+#define pd_count_reject(r)	(pd_metrics.rejected[METRICS_REJECT_##r]++)
+#define pd_count_limit(l)	(pd_metrics.limits_hit[METRICS_LIMIT_##l]++)
+#define pd_hist(f, v)		hist_record(&pd_hists.f, (v))
+
+/* A frame refused by the codec, by reason (signature failures apart). */
+void	stats_bad_frame(int err);
+#define pd_count_bad(err)	stats_bad_frame(err)
+/* A frame in or out, by kind and size (prefix included). */
+void	stats_frame_in(uint32_t kind, size_t bytes);
+void	stats_frame_out(uint32_t kind, size_t bytes);
+#define pd_count_kind_in(k, n)	stats_frame_in((k), (n))
+#define pd_count_kind_out(k, n)	stats_frame_out((k), (n))
+
+void	 stats_init(void);
+/* The "metrics" answer: counters, latency, process, and a few gauges. */
+json_t	*stats_json(void);
+void	 stats_reset(void);
+
+#endif
