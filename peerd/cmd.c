@@ -12,6 +12,7 @@
 #include "control.h"
 #include "fault.h"
 #include "link.h"
+#include "load.h"
 #include "log.h"
 #include "member.h"
 #include "stats.h"
@@ -35,6 +36,8 @@ static void	cmd_takes(struct ctl_req *, struct ctl_client *, json_t *);
 static void	cmd_metrics(struct ctl_req *, struct ctl_client *, json_t *);
 static void	cmd_fault(struct ctl_req *, struct ctl_client *, json_t *);
 static void	cmd_dump(struct ctl_req *, struct ctl_client *, json_t *);
+static void	cmd_load(struct ctl_req *, struct ctl_client *, json_t *);
+static void	cmd_ids(struct ctl_req *, struct ctl_client *, json_t *);
 
 static const struct cmd_arg args_none[] = { { NULL, 0, false, NULL } };
 static const struct cmd_arg args_trace[] = {
@@ -100,6 +103,20 @@ static const struct cmd_arg args_fault[] = {
 	{ "partition", CMD_T_ARR, false, "peers cut off (replaces the set)" },
 	{ NULL, 0, false, NULL }
 };
+static const struct cmd_arg args_load[] = {
+	{ "op", CMD_T_STR, true, "write, take, status or stop" },
+	{ "name", CMD_T_STR, false, "the load's name" },
+	{ "count", CMD_T_INT, false, "write: entries; take: stop after" },
+	{ "rate", CMD_T_NUM, false, "write: per second (0: flat out)" },
+	{ "type", CMD_T_STR, false, "entry type (default task#v1)" },
+	{ "payload_bytes", CMD_T_INT, false, "write: padding per entry (64)" },
+	{ "lease_ms", CMD_T_INT, false, "write: entry lease (3600000)" },
+	{ "workers", CMD_T_INT, false, "take: concurrent takers (1)" },
+	{ "complete", CMD_T_BOOL, false, "take: complete what is won (true)" },
+	{ "timeout_ms", CMD_T_INT, false, "take: per take (1000)" },
+	{ "ids", CMD_T_BOOL, false, "status: list what was written" },
+	{ NULL, 0, false, NULL }
+};
 static const struct cmd_arg args_dump[] = {
 	{ "limit", CMD_T_INT, false, "entries to include (default 20)" },
 	{ NULL, 0, false, NULL }
@@ -120,6 +137,8 @@ static const struct cmd_entry cmd_table[] = {
 	{ "metrics", args_metrics, cmd_metrics, "counters, histograms, CPU, RSS" },
 	{ "trace", args_trace, cmd_trace, "the newest events of the trace ring" },
 	{ "fault", args_fault, cmd_fault, "inject or clear faults" },
+	{ "load", args_load, cmd_load, "in-peer workloads: start, poll, stop" },
+	{ "ids", args_none, cmd_ids, "every record's id and state" },
 	{ "dump", args_dump, cmd_dump, "state for debugging" },
 	{ "shutdown", args_shutdown, cmd_shutdown, "stop the peer cleanly" },
 };
@@ -400,6 +419,16 @@ cmd_read(struct ctl_req *req, struct ctl_client *c, json_t *args)
 }
 
 static void
+cmd_take_done(void *arg, const struct space_rec *won, uint32_t attempts)
+{
+	struct ctl_req *req = arg;
+
+	/* A reply to a client that has gone is dropped by ctl_ok. */
+	ctl_ok(req, json_pack("{s:o, s:i}", "entry", won ?
+	    replica_entry_json(won) : json_null(), "attempts", (int)attempts));
+}
+
+static void
 cmd_take(struct ctl_req *req, struct ctl_client *c, json_t *args)
 {
 	struct template *t;
@@ -413,7 +442,7 @@ cmd_take(struct ctl_req *req, struct ctl_client *c, json_t *args)
 	}
 	if ((t = cmd_template(req, args, NULL)) == NULL)
 		return;
-	replica_take(req, t, (uint32_t)timeout);
+	replica_take(t, (uint32_t)timeout, cmd_take_done, req);
 }
 
 static void
@@ -503,4 +532,28 @@ cmd_dump(struct ctl_req *req, struct ctl_client *c, json_t *args)
 	    "faults", fault_json(),
 	    "control_clients", (json_int_t)control_clients(),
 	    "trace_total", (json_int_t)trace_total()));
+}
+
+static void
+cmd_load(struct ctl_req *req, struct ctl_client *c, json_t *args)
+{
+	char err[256];
+	json_t *res;
+
+	(void)c;
+	if ((res = load_command(args, err, sizeof(err))) == NULL) {
+		ctl_fail(req, strstr(err, "no load") ? CTL_NOT_FOUND :
+		    strstr(err, "still running") ? CTL_BUSY : CTL_BAD_ARGS,
+		    "%s", err);
+		return;
+	}
+	ctl_ok(req, res);
+}
+
+static void
+cmd_ids(struct ctl_req *req, struct ctl_client *c, json_t *args)
+{
+	(void)c;
+	(void)args;
+	ctl_ok(req, replica_ids_json());
 }

@@ -23,6 +23,7 @@
 #include "clock.h"
 #include "control.h"
 #include "link.h"
+#include "load.h"
 #include "log.h"
 #include "stats.h"
 #include "peerd.h"
@@ -353,6 +354,7 @@ main(int argc, char **argv)
 	link_shutdown();
 	control_free(pd->control);
 	replica_free();
+	load_free_all();
 	event_free(ev_sigterm);
 	event_free(ev_sigint);
 	event_free(ev_sigusr1);

@@ -37,7 +37,8 @@
 
 struct take_op {
 	TAILQ_ENTRY(take_op)	 entry;
-	struct ctl_req		*req;
+	replica_take_cb		 done;		/* called once, then freed */
+	void			*arg;
 	struct template		*t;
 	uint64_t		 deadline_ms;
 	bool			 settling;
@@ -472,10 +473,9 @@ take_free(struct take_op *op)
 }
 
 static void
-take_done(struct take_op *op, json_t *entry)
+take_done(struct take_op *op, const struct space_rec *r)
 {
-	ctl_ok(op->req, json_pack("{s:o, s:i}", "entry",
-	    entry ? entry : json_null(), "attempts", (int)op->attempts));
+	op->done(op->arg, r, op->attempts);
 	take_free(op);
 }
 
@@ -521,7 +521,7 @@ take_settled(struct take_op *op)
 		trace_add("claim", "won take of %02x%02x%02x%02x epoch %llu",
 		    op->id[0], op->id[1], op->id[2], op->id[3],
 		    (unsigned long long)op->epoch);
-		take_done(op, replica_entry_json(r));
+		take_done(op, r);
 		return;
 	}
 	pd_count(takes_lost);
@@ -545,12 +545,6 @@ take_try(struct take_op *op)
 	struct hlc_stamp st;
 	struct dcbor_buf b;
 
-	if (op->req->client == NULL) {
-		/* The asker left: stop racing for it. */
-		ctl_fail(op->req, CTL_INTERNAL, "client gone");
-		take_free(op);
-		return;
-	}
 	r = space_take_candidate(sp, op->t, now);
 	if (r == NULL) {
 		if (now >= op->deadline_ms) {
@@ -589,11 +583,13 @@ take_cb(evutil_socket_t fd, short ev, void *arg)
 }
 
 void
-replica_take(struct ctl_req *req, struct template *t, uint32_t timeout_ms)
+replica_take(struct template *t, uint32_t timeout_ms, replica_take_cb done,
+    void *arg)
 {
 	struct take_op *op = xcalloc(1, sizeof(*op));
 
-	op->req = req;
+	op->done = done;
+	op->arg = arg;
 	op->t = t;
 	op->deadline_ms = now_ms() + timeout_ms;
 	op->ev = evtimer_new(pd->base, take_cb, op);
@@ -606,10 +602,8 @@ replica_cancel_takes(void)
 {
 	struct take_op *op;
 
-	while ((op = TAILQ_FIRST(&takes)) != NULL) {
-		ctl_fail(op->req, CTL_INTERNAL, "peer shutting down");
-		take_free(op);
-	}
+	while ((op = TAILQ_FIRST(&takes)) != NULL)
+		take_done(op, NULL);
 }
 
 json_t *
@@ -724,6 +718,30 @@ replica_visible(void)
 {
 	space_sweep(sp, now_ms());
 	return space_visible_count(sp);
+}
+
+static bool
+ids_one(void *arg, const struct space_rec *r)
+{
+	const struct crdt_claim *c = space_rec_claim(r);
+	char id[2 * ENTRY_ID_LEN + 1];
+
+	hex_encode(space_rec_entry(r)->id, ENTRY_ID_LEN, id);
+	json_array_append_new(arg, json_pack("[s, b, b, b]", id,
+	    crdt_state_present(space_rec_state(r)),
+	    space_rec_state(r)->completed,
+	    c != NULL && crdt_claim_active(c, now_ms())));
+	return true;
+}
+
+json_t *
+replica_ids_json(void)
+{
+	json_t *arr = json_array();
+
+	space_sweep(sp, now_ms());
+	space_foreach(sp, ids_one, arr);
+	return json_pack("{s:o}", "ids", arr);
 }
 
 struct dump_arg {

@@ -42,9 +42,13 @@ size_t	replica_put_records(struct dcbor_buf *b,
 json_t	*replica_write(json_t *args, char *err, size_t errlen);
 /* read: the first match (or all, up to limit) of the template, now. */
 json_t	*replica_read(const struct template *t, bool all, size_t limit);
-/* take: answers req when won, or with a null entry at the deadline. */
-void	replica_take(struct ctl_req *req, struct template *t,
-	    uint32_t timeout_ms);
+struct space_rec;
+/* A take's end: the record won, or NULL at the deadline or on shutdown. */
+typedef void (*replica_take_cb)(void *arg, const struct space_rec *won,
+	    uint32_t attempts);
+/* take (consumes t): done is called once, when won or at the deadline. */
+void	replica_take(struct template *t, uint32_t timeout_ms,
+	    replica_take_cb done, void *arg);
 /* complete: 0, or -1 with err and *code a control error. */
 int	replica_complete(const char *idhex, json_t **result, int *code,
 	    char *err, size_t errlen);
@@ -55,6 +59,8 @@ void	replica_notify(struct ctl_client *c, struct template *t,
 json_t	*replica_takes_json(size_t since);
 /* Counts and a sample of the store for dump. */
 json_t	*replica_dump_json(size_t limit);
+/* Every record: {"ids": [[id, present, completed, claimed], ...]}. */
+json_t	*replica_ids_json(void);
 /* Records held and visible. */
 size_t	replica_count(void);
 size_t	replica_visible(void);
