@@ -1,0 +1,225 @@
+/*
+ * metrics.c: reset, sum and JSON for peerd's counters and histograms (see
+ * metrics.h).  Everything here is generated from the X-macro lists; the
+ * slot names of the per-kind and per-reason arrays come from the same lists
+ * frame.h uses for its enums, so this file does not link frame.c.
+ */
+#include <sys/resource.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "metrics.h"
+#include "xmalloc.h"
+
+/* Slot names, NULL for slots that are never counted. */
+static const char *const kind_names[FRAME_KIND_MAX] = {
+#define KIND_NAME(e, v, n) [v] = n,
+	FRAME_KINDS(KIND_NAME)
+#undef KIND_NAME
+};
+
+static const char *const ferr_names[FRAME_ERR_MAX] = {
+#define FERR_NAME(e, n) [FRAME_##e] = FRAME_##e == FRAME_OK ? NULL : n,
+	FRAME_ERRORS(FERR_NAME)
+#undef FERR_NAME
+};
+
+static const char *const reject_names[METRICS_REJECT_MAX] = {
+#define REJECT_NAME(e, n) [METRICS_REJECT_##e] = n,
+	METRICS_REJECTS(REJECT_NAME)
+#undef REJECT_NAME
+};
+
+static const char *const limit_names[METRICS_LIMIT_MAX] = {
+#define LIMIT_NAME(e, n) [METRICS_LIMIT_##e] = n,
+	METRICS_LIMITS(LIMIT_NAME)
+#undef LIMIT_NAME
+};
+
+void
+metrics_reset(struct metrics *m)
+{
+#define RESET(f, n) m->f = 0;
+	METRICS_COUNTERS(RESET)
+#undef RESET
+#define RESET_ARRAY(f, n, size, names) memset(m->f, 0, sizeof(m->f));
+	METRICS_ARRAYS(RESET_ARRAY)
+#undef RESET_ARRAY
+}
+
+void
+metrics_add(struct metrics *dst, const struct metrics *src)
+{
+#define ADD(f, n) dst->f += src->f;
+	METRICS_COUNTERS(ADD)
+#undef ADD
+#define ADD_ARRAY(f, n, size, names)					\
+	for (size_t i = 0; i < (size_t)(size); i++)			\
+		dst->f[i] += src->f[i];
+	METRICS_ARRAYS(ADD_ARRAY)
+#undef ADD_ARRAY
+}
+
+static json_t *
+array_to_json(const uint64_t *v, size_t n, const char *const *names)
+{
+	json_t *o = json_object();
+
+	for (size_t i = 0; i < n; i++)
+		if (names[i] != NULL)
+			json_object_set_new(o, names[i],
+			    json_integer((json_int_t)v[i]));
+	return o;
+}
+
+json_t *
+metrics_to_json(const struct metrics *m)
+{
+	json_t *o = json_object();
+
+#define TO_JSON(f, n) json_object_set_new(o, n, json_integer((json_int_t)m->f));
+	METRICS_COUNTERS(TO_JSON)
+#undef TO_JSON
+#define TO_JSON_ARRAY(f, n, size, names)				\
+	json_object_set_new(o, n, array_to_json(m->f, (size_t)(size),	\
+	    names##_names));
+	METRICS_ARRAYS(TO_JSON_ARRAY)
+#undef TO_JSON_ARRAY
+	return o;
+}
+
+/* A non-negative JSON integer. 0 or -1. */
+static int
+uint_from_json(const json_t *v, uint64_t *out)
+{
+	if (!json_is_integer(v) || json_integer_value(v) < 0)
+		return -1;
+	*out = (uint64_t)json_integer_value(v);
+	return 0;
+}
+
+static int
+array_from_json(const json_t *o, uint64_t *v, size_t n,
+    const char *const *names)
+{
+	if (!json_is_object(o))
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		v[i] = 0;
+		if (names[i] != NULL &&
+		    uint_from_json(json_object_get(o, names[i]), &v[i]) == -1)
+			return -1;
+	}
+	return 0;
+}
+
+int
+metrics_from_json(struct metrics *m, const json_t *j)
+{
+	struct metrics tmp;
+
+	if (!json_is_object(j))
+		return -1;
+#define FROM_JSON(f, n)							\
+	if (uint_from_json(json_object_get(j, n), &tmp.f) == -1)	\
+		return -1;
+	METRICS_COUNTERS(FROM_JSON)
+#undef FROM_JSON
+#define FROM_JSON_ARRAY(f, n, size, names)				\
+	if (array_from_json(json_object_get(j, n), tmp.f, (size_t)(size), \
+	    names##_names) == -1)					\
+		return -1;
+	METRICS_ARRAYS(FROM_JSON_ARRAY)
+#undef FROM_JSON_ARRAY
+	*m = tmp;
+	return 0;
+}
+
+/* ---- histograms -------------------------------------------------------- */
+
+void
+metrics_hists_init(struct metrics_hists *h)
+{
+#define INIT(f, n) hist_init(&h->f);
+	METRICS_HISTS(INIT)
+#undef INIT
+}
+
+void
+metrics_hists_merge(struct metrics_hists *dst, const struct metrics_hists *src)
+{
+#define MERGE(f, n) hist_merge(&dst->f, &src->f);
+	METRICS_HISTS(MERGE)
+#undef MERGE
+}
+
+json_t *
+metrics_hists_to_json(const struct metrics_hists *h)
+{
+	json_t *o = json_object();
+
+#define TO_JSON(f, n) json_object_set_new(o, n, hist_to_json(&h->f));
+	METRICS_HISTS(TO_JSON)
+#undef TO_JSON
+	return o;
+}
+
+int
+metrics_hists_from_json(struct metrics_hists *h, const json_t *j)
+{
+	/* ~80 KiB: on the heap, so that a refusal leaves h untouched. */
+	struct metrics_hists *tmp;
+
+	if (!json_is_object(j))
+		return -1;
+	tmp = xmalloc(sizeof(*tmp));
+#define FROM_JSON(f, n)							\
+	if (hist_from_json(&tmp->f, json_object_get(j, n)) == -1) {	\
+		free(tmp);						\
+		return -1;						\
+	}
+	METRICS_HISTS(FROM_JSON)
+#undef FROM_JSON
+	memcpy(h, tmp, sizeof(*h));
+	free(tmp);
+	return 0;
+}
+
+/* ---- process ------------------------------------------------------------ */
+
+json_t *
+metrics_rusage_to_json(const struct rusage *ru)
+{
+	double user = (double)ru->ru_utime.tv_sec +
+	    (double)ru->ru_utime.tv_usec / 1e6;
+	double sys = (double)ru->ru_stime.tv_sec +
+	    (double)ru->ru_stime.tv_usec / 1e6;
+
+	return json_pack("{s:f, s:f, s:f, s:I}", "cpu_s", user + sys,
+	    "cpu_user_s", user, "cpu_sys_s", sys, "max_rss_kib",
+	    (json_int_t)ru->ru_maxrss);
+}
+
+json_t *
+metrics_rusage_json(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru) == -1)
+		memset(&ru, 0, sizeof(ru));
+	return metrics_rusage_to_json(&ru);
+}
+
+json_t *
+metrics_snapshot_json(const struct metrics *m,
+    const struct metrics_hists *hists)
+{
+	json_t *o = json_object();
+
+	json_object_set_new(o, "counters", metrics_to_json(m));
+	if (hists != NULL)
+		json_object_set_new(o, "latency", metrics_hists_to_json(hists));
+	json_object_set_new(o, "process", metrics_rusage_json());
+	return o;
+}

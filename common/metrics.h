@@ -1,0 +1,170 @@
+/*
+ * metrics.h: peerd's counters and latency histograms (DESIGN 8).
+ *
+ * Every counter is declared once, in the X-macro lists below, and those
+ * lists produce the struct, the reset, the sum and the JSON, so a counter
+ * cannot be added to one and forgotten in another.  Names in the JSON are
+ * "<family>.<name>" and are a contract (docs/report.md): never rename one
+ * silently.
+ *
+ * A peer keeps one struct metrics (plain uint64_t fields, bumped in place
+ * with ++ or +=) and one struct metrics_hists; it answers the control
+ * socket's "metrics" with metrics_snapshot_json().  The orchestrator reads
+ * the counters back with metrics_from_json and sums the fleet with
+ * metrics_add; histograms merge with metrics_hists_merge.
+ *
+ * JSON choice: every counter and every array slot is always present, zeros
+ * included.  The set of keys is then the same for every peer and every
+ * run, and a missing key means "not measured", never "zero".
+ */
+#ifndef METRICS_H
+#define METRICS_H
+
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "frame.h"
+#include "hist.h"
+
+struct rusage;
+
+/* Scalar counters: X(field, "json name"). */
+#define METRICS_COUNTERS(X)						\
+	X(frames_in,		"frames.in")				\
+	X(frames_out,		"frames.out")				\
+	X(bytes_in,		"bytes.in")				\
+	X(bytes_out,		"bytes.out")				\
+	X(rumors_sent,		"rumors.sent")				\
+	X(rumors_received,	"rumors.received")			\
+	X(duplicates_dropped,	"rumors.duplicates_dropped")		\
+	X(digests_sent,		"digests.sent")				\
+	X(digests_received,	"digests.received")			\
+	X(deltas_sent,		"deltas.sent")				\
+	X(deltas_received,	"deltas.received")			\
+	X(delta_entries,	"deltas.entries")			\
+	X(takes_won,		"takes.won")				\
+	X(takes_lost,		"takes.lost")				\
+	X(takes_retried,	"takes.retried")			\
+	X(sig_failures,		"frames.signature_failures")		\
+	X(links_up,		"links.up")				\
+	X(links_down,		"links.down")				\
+	X(control_requests,	"control.requests")			\
+	X(control_errors,	"control.errors")			\
+	X(writes,		"space.writes")				\
+	X(reads,		"space.reads")				\
+	X(entries_expired,	"space.entries_expired")		\
+	X(notify_sent,		"notify.sent")
+
+/* Why a well-formed frame was refused by the receiver: X(ENUM, "name"). */
+#define METRICS_REJECTS(X)						\
+	X(NOT_MEMBER,		"not_member")				\
+	X(WRONG_TO,		"wrong_to")				\
+	X(TOO_OLD,		"too_old")				\
+	X(REPLAY,		"replay")				\
+	X(RATE_LIMITED,		"rate_limited")				\
+	X(FUTURE_STRIKE,	"future_strike")			\
+	X(QUARANTINED,		"quarantined")
+
+enum metrics_reject {
+#define METRICS_REJECT_ENUM(e, n) METRICS_REJECT_##e,
+	METRICS_REJECTS(METRICS_REJECT_ENUM)
+#undef METRICS_REJECT_ENUM
+	METRICS_REJECT_MAX
+};
+
+/* Which configured limit was hit: X(ENUM, "name"). */
+#define METRICS_LIMITS(X)						\
+	X(LINKS,		"links")				\
+	X(CONTROL_CLIENTS,	"control_clients")			\
+	X(FRAME_SIZE,		"frame_size")				\
+	X(CONTROL_LINE,		"control_line")				\
+	X(ENTRIES,		"entries")
+
+enum metrics_limit {
+#define METRICS_LIMIT_ENUM(e, n) METRICS_LIMIT_##e,
+	METRICS_LIMITS(METRICS_LIMIT_ENUM)
+#undef METRICS_LIMIT_ENUM
+	METRICS_LIMIT_MAX
+};
+
+/*
+ * Counter arrays: X(field, "json name", size, names), where names is the
+ * list whose entries label the slots (a JSON object per array).  Frame
+ * kinds are indexed by wire value and frame errors by enum frame_err;
+ * slots without a name (kind 0, FRAME_OK) are never counted.
+ */
+#define METRICS_ARRAYS(X)						\
+	X(frames_in_kind,	"frames.in_by_kind",	FRAME_KIND_MAX, kind) \
+	X(frames_out_kind,	"frames.out_by_kind",	FRAME_KIND_MAX, kind) \
+	X(bytes_in_kind,	"bytes.in_by_kind",	FRAME_KIND_MAX, kind) \
+	X(bytes_out_kind,	"bytes.out_by_kind",	FRAME_KIND_MAX, kind) \
+	X(bad_frames,		"frames.bad",		FRAME_ERR_MAX, ferr) \
+	X(rejected,		"frames.rejected",	METRICS_REJECT_MAX, \
+	    reject)							\
+	X(limits_hit,		"limits.hit",		METRICS_LIMIT_MAX, limit)
+
+struct metrics {
+#define METRICS_FIELD(f, n) uint64_t f;
+	METRICS_COUNTERS(METRICS_FIELD)
+#undef METRICS_FIELD
+#define METRICS_ARRAY_FIELD(f, n, size, names) uint64_t f[size];
+	METRICS_ARRAYS(METRICS_ARRAY_FIELD)
+#undef METRICS_ARRAY_FIELD
+};
+
+/* Latency histograms: X(field, "json name"). */
+#define METRICS_HISTS(X)						\
+	X(write_to_visible,	"write_to_visible")			\
+	X(write_to_take,	"write_to_take")			\
+	X(control_rtt,		"control_rtt")
+
+struct metrics_hists {
+#define METRICS_HIST_FIELD(f, n) struct hist f;
+	METRICS_HISTS(METRICS_HIST_FIELD)
+#undef METRICS_HIST_FIELD
+};
+
+/* Zero every counter. */
+void	 metrics_reset(struct metrics *m);
+/* dst += src, counter by counter (summing a fleet). */
+void	 metrics_add(struct metrics *dst, const struct metrics *src);
+/*
+ * The counters as one flat object: {"frames.in": n, ...,
+ * "frames.in_by_kind": {"rumor": n, ...}, "frames.bad": {"cbor": n, ...},
+ * ...}.  A new reference.
+ */
+json_t	*metrics_to_json(const struct metrics *m);
+/*
+ * Read metrics_to_json's form back: every declared name must be there as
+ * a non-negative integer; unknown keys are ignored.  0, or -1 with m
+ * untouched.
+ */
+int	 metrics_from_json(struct metrics *m, const json_t *j);
+
+/* Empty every histogram. */
+void	 metrics_hists_init(struct metrics_hists *h);
+/* dst += src, histogram by histogram. */
+void	 metrics_hists_merge(struct metrics_hists *dst,
+	    const struct metrics_hists *src);
+/* {"write_to_visible": hist_to_json, ...}; a new reference. */
+json_t	*metrics_hists_to_json(const struct metrics_hists *h);
+/* Every histogram through hist_from_json. 0, or -1 with h untouched. */
+int	 metrics_hists_from_json(struct metrics_hists *h, const json_t *j);
+
+/*
+ * {"cpu_s", "cpu_user_s", "cpu_sys_s" (seconds, reals), "max_rss_kib"}
+ * from ru (Linux reports ru_maxrss in KiB).  A new reference.
+ */
+json_t	*metrics_rusage_to_json(const struct rusage *ru);
+/* The same for this process, from getrusage(RUSAGE_SELF). */
+json_t	*metrics_rusage_json(void);
+/*
+ * What a peer answers "metrics" with, and writes to metrics.json:
+ * {"counters": metrics_to_json, "latency": metrics_hists_to_json,
+ *  "process": metrics_rusage_json}.  hists may be NULL.
+ */
+json_t	*metrics_snapshot_json(const struct metrics *m,
+	    const struct metrics_hists *hists);
+
+#endif
