@@ -1,0 +1,562 @@
+/*
+ * fleet.c: spawning, signalling, reaping and talking to peerd processes
+ * (see fleet.h).  Control requests are synchronous with a poll() bound:
+ * the orchestrator is a driver, and a blocking call with a deadline is the
+ * easiest thing to debug.
+ */
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "fleet.h"
+#include "log.h"
+#include "xmalloc.h"
+
+volatile sig_atomic_t fleet_sigchld;
+
+static const char *const peer_state_names[] = { "new", "running", "paused",
+    "stopped", "killed", "crashed" };
+
+const char *
+fleet_state_name(enum peer_state s)
+{
+	return (unsigned)s <= PEER_CRASHED ? peer_state_names[s] : "unknown";
+}
+
+static void
+sigchld_handler(int sig)
+{
+	(void)sig;
+	fleet_sigchld = 1;
+}
+
+void
+fleet_init(struct fleet *f, const char *run_dir, const char *peerd,
+    json_t *knobs)
+{
+	struct sigaction sa;
+
+	memset(f, 0, sizeof(*f));
+	snprintf(f->run_dir, sizeof(f->run_dir), "%s", run_dir);
+	snprintf(f->peerd, sizeof(f->peerd), "%s", peerd);
+	f->knobs = knobs ? json_incref(knobs) : json_object();
+	f->ready_timeout_ms = 15000;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = sigchld_handler;
+	sa.sa_flags = SA_RESTART | SA_NOCLDSTOP;
+	sigaction(SIGCHLD, &sa, NULL);
+}
+
+bool
+fleet_live(const struct peer *p)
+{
+	return p->state == PEER_RUNNING || p->state == PEER_PAUSED;
+}
+
+struct peer *
+fleet_add(struct fleet *f, json_t *knobs)
+{
+	struct peer *p;
+	char peers_dir[280];
+
+	if (f->npeers >= FLEET_MAX_PEERS)
+		return NULL;
+	p = xcalloc(1, sizeof(*p));
+	p->index = f->npeers;
+	snprintf(p->name, sizeof(p->name), "p%d", p->index);
+	snprintf(peers_dir, sizeof(peers_dir), "%s/peers", f->run_dir);
+	mkdir(peers_dir, 0755);
+	snprintf(p->dir, sizeof(p->dir), "%s/%d", peers_dir, p->index);
+	mkdir(p->dir, 0700);
+	snprintf(p->control, sizeof(p->control), "%s/control.sock", p->dir);
+	if (strlen(p->control) >= sizeof(((struct sockaddr_un *)0)->sun_path)) {
+		/* sun_path is short: fall back to a private temp directory. */
+		char tmpl[] = "/tmp/orch-XXXXXX";
+
+		if (mkdtemp(tmpl) != NULL)
+			snprintf(p->control, sizeof(p->control), "%s/%d.sock",
+			    tmpl, p->index);
+	}
+	p->ctl_fd = -1;
+	p->next_id = 1;
+	p->knobs = knobs ? json_incref(knobs) : NULL;
+	f->peers[f->npeers++] = p;
+	return p;
+}
+
+static void
+argv_push(char ***argv, int *n, const char *s)
+{
+	*argv = xreallocarray(*argv, (size_t)*n + 2, sizeof(**argv));
+	(*argv)[(*n)++] = xstrdup(s);
+	(*argv)[*n] = NULL;
+}
+
+static void
+argv_knobs(char ***argv, int *n, json_t *knobs)
+{
+	const char *k;
+	json_t *v;
+	char flag[128], val[64];
+
+	if (knobs == NULL)
+		return;
+	json_object_foreach(knobs, k, v) {
+		snprintf(flag, sizeof(flag), "--%s", k);
+		argv_push(argv, n, flag);
+		if (json_is_integer(v))
+			snprintf(val, sizeof(val), "%lld",
+			    (long long)json_integer_value(v));
+		else if (json_is_string(v))
+			snprintf(val, sizeof(val), "%s", json_string_value(v));
+		else
+			snprintf(val, sizeof(val), "%g", json_number_value(v));
+		argv_push(argv, n, val);
+	}
+}
+
+static void
+argv_free(char **argv)
+{
+	if (argv == NULL)
+		return;
+	for (char **a = argv; *a != NULL; a++)
+		free(*a);
+	free(argv);
+}
+
+static char **
+peer_argv(struct fleet *f, struct peer *p, char **seeds, int nseeds)
+{
+	char **argv = NULL;
+	int n = 0;
+
+	if (f->wrap != NULL)
+		for (char **w = f->wrap; *w != NULL; w++)
+			argv_push(&argv, &n, *w);
+	argv_push(&argv, &n, f->peerd);
+	argv_push(&argv, &n, "--name");
+	argv_push(&argv, &n, p->name);
+	argv_push(&argv, &n, "--dir");
+	argv_push(&argv, &n, p->dir);
+	argv_push(&argv, &n, "--listen");
+	argv_push(&argv, &n, "127.0.0.1:0");
+	argv_push(&argv, &n, "--control");
+	argv_push(&argv, &n, p->control);
+	argv_knobs(&argv, &n, f->knobs);
+	argv_knobs(&argv, &n, p->knobs);
+	for (int i = 0; i < nseeds; i++) {
+		argv_push(&argv, &n, "--seed");
+		argv_push(&argv, &n, seeds[i]);
+	}
+	return argv;
+}
+
+char *
+fleet_cmdline(const struct peer *p)
+{
+	size_t len = 1;
+	char *s, *w;
+
+	for (char **a = p->argv; a && *a; a++)
+		len += 4 * strlen(*a) + 3;
+	s = w = xmalloc(len);
+	*w = '\0';
+	for (char **a = p->argv; a && *a; a++) {
+		bool plain = strpbrk(*a, " '\"\\$`*?[]{}();&|<>!#~") == NULL &&
+		    **a != '\0';
+
+		if (a != p->argv)
+			*w++ = ' ';
+		if (plain) {
+			w = stpcpy(w, *a);
+			continue;
+		}
+		*w++ = '\'';
+		for (const char *c = *a; *c; c++) {
+			if (*c == '\'')
+				w = stpcpy(w, "'\\''");
+			else
+				*w++ = *c;
+		}
+		*w++ = '\'';
+		*w = '\0';
+	}
+	*w = '\0';
+	return s;
+}
+
+int
+fleet_start(struct fleet *f, struct peer *p, char **seeds, int nseeds,
+    char *err, size_t errlen)
+{
+	int out[2], errfd;
+	char line[2048], path[700];
+	size_t have = 0;
+	pid_t parent = getpid(), pid;
+	uint64_t deadline;
+	json_t *ready;
+	json_error_t jerr;
+
+	argv_free(p->argv);
+	p->argv = peer_argv(f, p, seeds, nseeds);
+	if (pipe2(out, O_CLOEXEC) == -1) {
+		snprintf(err, errlen, "pipe: %s", strerror(errno));
+		return -1;
+	}
+	snprintf(path, sizeof(path), "%s/stderr.log", p->dir);
+	if ((errfd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
+	    0644)) == -1) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		close(out[0]);
+		close(out[1]);
+		return -1;
+	}
+	fflush(NULL);
+	if ((pid = fork()) == -1) {
+		snprintf(err, errlen, "fork: %s", strerror(errno));
+		close(out[0]);
+		close(out[1]);
+		close(errfd);
+		return -1;
+	}
+	if (pid == 0) {
+		/* Own process group: a terminal's ^C reaches only us. */
+		setpgid(0, 0);
+		if (!f->keep) {
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
+			if (getppid() != parent)
+				_exit(127);
+		}
+		signal(SIGCHLD, SIG_DFL);
+		signal(SIGPIPE, SIG_DFL);
+		dup2(out[1], STDOUT_FILENO);
+		dup2(errfd, STDERR_FILENO);
+		int nul = open("/dev/null", O_RDONLY);
+		if (nul != -1)
+			dup2(nul, STDIN_FILENO);
+		execvp(p->argv[0], p->argv);
+		dprintf(errfd, "exec %s: %s\n", p->argv[0], strerror(errno));
+		_exit(127);
+	}
+	close(out[1]);
+	close(errfd);
+	p->pid = pid;
+	p->state = PEER_RUNNING;
+	p->expect_exit = false;
+	p->started_ms = clock_mono_ms();
+	fleet_disconnect(p);
+	deadline = clock_mono_ms() + (uint64_t)f->ready_timeout_ms;
+	for (;;) {
+		struct pollfd pfd = { .fd = out[0], .events = POLLIN };
+		uint64_t now = clock_mono_ms();
+		ssize_t r;
+
+		if (have > 0 && memchr(line, '\n', have) != NULL)
+			break;
+		if (now >= deadline) {
+			snprintf(err, errlen, "%s: no ready line within %d ms",
+			    p->name, f->ready_timeout_ms);
+			close(out[0]);
+			return -1;
+		}
+		if (poll(&pfd, 1, (int)(deadline - now)) <= 0)
+			continue;
+		r = read(out[0], line + have, sizeof(line) - 1 - have);
+		if (r <= 0) {
+			snprintf(err, errlen, "%s: exited before its ready line "
+			    "(see %s/stderr.log and peerd.log)", p->name, p->dir);
+			close(out[0]);
+			return -1;
+		}
+		have += (size_t)r;
+		if (have >= sizeof(line) - 1) {
+			snprintf(err, errlen, "%s: ready line too long", p->name);
+			close(out[0]);
+			return -1;
+		}
+	}
+	close(out[0]);
+	line[have] = '\0';
+	*strchr(line, '\n') = '\0';
+	if ((ready = json_loads(line, 0, &jerr)) == NULL ||
+	    !json_is_true(json_object_get(ready, "ready"))) {
+		snprintf(err, errlen, "%s: bad ready line: %.200s", p->name,
+		    line);
+		json_decref(ready);
+		return -1;
+	}
+	snprintf(p->listen, sizeof(p->listen), "%s",
+	    json_string_value(json_object_get(ready, "listen")));
+	snprintf(p->peer_id, sizeof(p->peer_id), "%s",
+	    json_string_value(json_object_get(ready, "peer_id")));
+	json_decref(ready);
+	return 0;
+}
+
+int
+fleet_signal(struct peer *p, int sig)
+{
+	if (!fleet_live(p) || p->pid <= 0)
+		return -1;
+	if (sig == SIGTERM || sig == SIGKILL)
+		p->expect_exit = true;
+	if (kill(p->pid, sig) == -1)
+		return -1;
+	if (sig == SIGSTOP)
+		p->state = PEER_PAUSED;
+	else if (sig == SIGCONT)
+		p->state = PEER_RUNNING;
+	else if (sig == SIGTERM && p->state == PEER_PAUSED)
+		kill(p->pid, SIGCONT);	/* a stopped process cannot exit */
+	return 0;
+}
+
+static struct peer *
+peer_by_pid(struct fleet *f, pid_t pid)
+{
+	for (int i = 0; i < f->npeers; i++)
+		if (f->peers[i]->pid == pid)
+			return f->peers[i];
+	return NULL;
+}
+
+int
+fleet_reap(struct fleet *f)
+{
+	int status, crashed = 0;
+	pid_t pid;
+
+	fleet_sigchld = 0;
+	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+		struct peer *p = peer_by_pid(f, pid);
+
+		if (p == NULL)
+			continue;
+		p->exit_status = status;
+		p->pid = -1;
+		fleet_disconnect(p);
+		if (p->expect_exit)
+			p->state = WIFSIGNALED(status) &&
+			    WTERMSIG(status) == SIGKILL ? PEER_KILLED :
+			    PEER_STOPPED;
+		else {
+			p->state = PEER_CRASHED;
+			crashed++;
+		}
+	}
+	return crashed;
+}
+
+bool
+fleet_wait_exit(struct fleet *f, struct peer *p, int timeout_ms)
+{
+	uint64_t deadline = clock_mono_ms() + (uint64_t)timeout_ms;
+
+	while (fleet_live(p)) {
+		struct timespec ts = { 0, 5 * 1000 * 1000 };
+
+		fleet_reap(f);
+		if (!fleet_live(p))
+			break;
+		if (clock_mono_ms() >= deadline)
+			return false;
+		nanosleep(&ts, NULL);
+	}
+	return true;
+}
+
+void
+fleet_teardown(struct fleet *f, int grace_ms)
+{
+	uint64_t deadline;
+	bool any;
+
+	for (int i = 0; i < f->npeers; i++)
+		if (fleet_live(f->peers[i]))
+			fleet_signal(f->peers[i], SIGTERM);
+	deadline = clock_mono_ms() + (uint64_t)grace_ms;
+	do {
+		struct timespec ts = { 0, 5 * 1000 * 1000 };
+
+		fleet_reap(f);
+		any = false;
+		for (int i = 0; i < f->npeers; i++)
+			any |= fleet_live(f->peers[i]);
+		if (any)
+			nanosleep(&ts, NULL);
+	} while (any && clock_mono_ms() < deadline);
+	for (int i = 0; i < f->npeers; i++)
+		if (fleet_live(f->peers[i])) {
+			log_warnx("%s did not stop within %d ms: SIGKILL",
+			    f->peers[i]->name, grace_ms);
+			fleet_signal(f->peers[i], SIGKILL);
+		}
+	for (int i = 0; i < f->npeers; i++)
+		if (f->peers[i]->pid > 0)
+			fleet_wait_exit(f, f->peers[i], 5000);
+}
+
+void
+fleet_disconnect(struct peer *p)
+{
+	if (p->ctl_fd != -1)
+		close(p->ctl_fd);
+	p->ctl_fd = -1;
+	p->rlen = 0;
+}
+
+static int
+ctl_connect(struct peer *p)
+{
+	struct sockaddr_un sun;
+	int fd;
+
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	if (strlen(p->control) >= sizeof(sun.sun_path)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	memcpy(sun.sun_path, p->control, strlen(p->control));
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
+		return -1;
+	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+json_t *
+fleet_call(struct peer *p, const char *cmd, json_t *args, int timeout_ms,
+    char *err, size_t errlen)
+{
+	uint64_t deadline = clock_mono_ms() + (uint64_t)timeout_ms;
+	json_t *req, *rep, *res;
+	json_error_t jerr;
+	char *line;
+	size_t len, off = 0;
+	int id;
+
+	if (!fleet_live(p)) {
+		snprintf(err, errlen, "%s is %s", p->name,
+		    fleet_state_name(p->state));
+		return NULL;
+	}
+	if (p->ctl_fd == -1 && (p->ctl_fd = ctl_connect(p)) == -1) {
+		snprintf(err, errlen, "%s: connect %s: %s", p->name, p->control,
+		    strerror(errno));
+		return NULL;
+	}
+	id = p->next_id++;
+	req = json_pack("{s:i, s:s}", "id", id, "cmd", cmd);
+	if (args != NULL)
+		json_object_set(req, "args", args);
+	line = json_dumps(req, JSON_COMPACT);
+	json_decref(req);
+	len = strlen(line);
+	line = xreallocarray(line, len + 2, 1);
+	line[len++] = '\n';
+	while (off < len) {
+		ssize_t w = send(p->ctl_fd, line + off, len - off, MSG_NOSIGNAL);
+
+		if (w <= 0) {
+			snprintf(err, errlen, "%s: send: %s", p->name,
+			    strerror(errno));
+			free(line);
+			fleet_disconnect(p);
+			return NULL;
+		}
+		off += (size_t)w;
+	}
+	free(line);
+	for (;;) {
+		char *nl = p->rbuf ? memchr(p->rbuf, '\n', p->rlen) : NULL;
+
+		if (nl != NULL) {
+			size_t n = (size_t)(nl - p->rbuf);
+
+			rep = json_loadb(p->rbuf, n, 0, &jerr);
+			memmove(p->rbuf, nl + 1, p->rlen - n - 1);
+			p->rlen -= n + 1;
+			if (rep == NULL) {
+				snprintf(err, errlen, "%s: bad reply", p->name);
+				fleet_disconnect(p);
+				return NULL;
+			}
+			if (json_object_get(rep, "event") != NULL ||
+			    json_integer_value(json_object_get(rep, "id")) != id) {
+				json_decref(rep);
+				continue;
+			}
+			break;
+		}
+		uint64_t now = clock_mono_ms();
+		struct pollfd pfd = { .fd = p->ctl_fd, .events = POLLIN };
+
+		if (now >= deadline) {
+			snprintf(err, errlen, "timeout: %s did not answer %s "
+			    "within %d ms", p->name, cmd, timeout_ms);
+			fleet_disconnect(p);
+			return NULL;
+		}
+		if (poll(&pfd, 1, (int)(deadline - now)) <= 0)
+			continue;
+		if (p->rcap - p->rlen < 65536) {
+			p->rcap = p->rcap ? p->rcap * 2 : 262144;
+			p->rbuf = xreallocarray(p->rbuf, p->rcap, 1);
+		}
+		ssize_t r = recv(p->ctl_fd, p->rbuf + p->rlen, p->rcap - p->rlen,
+		    0);
+		if (r <= 0) {
+			snprintf(err, errlen, "%s: control connection closed",
+			    p->name);
+			fleet_disconnect(p);
+			return NULL;
+		}
+		p->rlen += (size_t)r;
+	}
+	if (!json_is_true(json_object_get(rep, "ok"))) {
+		json_t *e = json_object_get(rep, "error");
+
+		snprintf(err, errlen, "%s: %s: %s", p->name,
+		    json_string_value(json_object_get(e, "code")),
+		    json_string_value(json_object_get(e, "message")));
+		json_decref(rep);
+		return NULL;
+	}
+	res = json_incref(json_object_get(rep, "result"));
+	json_decref(rep);
+	return res;
+}
+
+void
+fleet_free(struct fleet *f)
+{
+	for (int i = 0; i < f->npeers; i++) {
+		struct peer *p = f->peers[i];
+
+		fleet_disconnect(p);
+		argv_free(p->argv);
+		json_decref(p->knobs);
+		free(p->rbuf);
+		free(p);
+	}
+	json_decref(f->knobs);
+	if (f->wrap != NULL)
+		argv_free(f->wrap);
+	f->npeers = 0;
+}

@@ -1,0 +1,100 @@
+/*
+ * fleet.h: the orchestrator's view of its peerd processes.
+ *
+ * Peers are spawned with fork/exec (each in its own process group, with
+ * PR_SET_PDEATHSIG so none outlives a crashed orchestrator), awaited
+ * through their one ready line with a bound, talked to only through their
+ * control sockets and signalled only by pid.  SIGCHLD sets a flag; the
+ * orchestrator's loop reaps with fleet_reap().
+ */
+#ifndef FLEET_H
+#define FLEET_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <signal.h>
+#include <sys/types.h>
+
+#include <jansson.h>
+
+#define FLEET_MAX_PEERS	1024
+
+enum peer_state {
+	PEER_NEW = 0,		/* not started yet */
+	PEER_RUNNING,
+	PEER_PAUSED,		/* SIGSTOP by the scenario */
+	PEER_STOPPED,		/* exited after our TERM */
+	PEER_KILLED,		/* exited after our KILL */
+	PEER_CRASHED,		/* exited on its own: a failure */
+};
+
+struct peer {
+	int		 index;
+	char		 name[32];
+	char		 dir[320];
+	char		 control[384];
+	char		 listen[64];
+	char		 peer_id[64];
+	pid_t		 pid;
+	enum peer_state	 state;
+	int		 exit_status;	/* waitpid status of the last exit */
+	bool		 expect_exit;	/* we sent TERM/KILL */
+	char		**argv;		/* the last command line */
+	int		 ctl_fd;	/* -1 until connected */
+	char		*rbuf;
+	size_t		 rlen, rcap;
+	int		 next_id;
+	uint64_t	 started_ms;
+	json_t		*knobs;		/* extra flags for this peer */
+	size_t		 takes_seen;	/* history cursor */
+	uint32_t	 restarts;
+};
+
+struct fleet {
+	char		 run_dir[256];
+	char		 peerd[512];	/* path of the peerd binary */
+	json_t		*knobs;		/* fleet-wide flags */
+	bool		 keep;		/* no PDEATHSIG: a kept fleet */
+	struct peer	*peers[FLEET_MAX_PEERS];
+	int		 npeers;
+	char		**wrap;		/* per-peer wrapper prefix (argv), or NULL */
+	int		 ready_timeout_ms;
+};
+
+extern volatile sig_atomic_t fleet_sigchld;
+
+/* Set up the SIGCHLD flag handler. */
+void		 fleet_init(struct fleet *f, const char *run_dir,
+		    const char *peerd, json_t *knobs);
+/* A new peer slot (not started) with its directory made. */
+struct peer	*fleet_add(struct fleet *f, json_t *knobs);
+/*
+ * Start p with the given seeds (host:port strings); wait for its ready
+ * line for at most the ready timeout.  0, or -1 with err set.
+ */
+int		 fleet_start(struct fleet *f, struct peer *p, char **seeds,
+		    int nseeds, char *err, size_t errlen);
+/* Send sig to a running peer; marks the exit as expected for TERM/KILL. */
+int		 fleet_signal(struct peer *p, int sig);
+/* Wait (bounded) for p to exit after a signal; true if it did. */
+bool		 fleet_wait_exit(struct fleet *f, struct peer *p, int timeout_ms);
+/* Reap every exited child; returns how many crashed (unexpected exits). */
+int		 fleet_reap(struct fleet *f);
+/* TERM every live peer, then KILL after grace_ms; reap them all. */
+void		 fleet_teardown(struct fleet *f, int grace_ms);
+/* Live: running or paused. */
+bool		 fleet_live(const struct peer *p);
+/*
+ * One control request to p, bounded by timeout_ms: the result object (a
+ * new reference), or NULL with err ("timeout", the error code, ...).
+ */
+json_t		*fleet_call(struct peer *p, const char *cmd, json_t *args,
+		    int timeout_ms, char *err, size_t errlen);
+/* Drop the control connection (after a restart, or on error). */
+void		 fleet_disconnect(struct peer *p);
+const char	*fleet_state_name(enum peer_state s);
+/* The peer's command line as one shell-quoted string (malloc'd). */
+char		*fleet_cmdline(const struct peer *p);
+void		 fleet_free(struct fleet *f);
+
+#endif
