@@ -177,8 +177,8 @@ link_set_state(struct link *l, enum link_event ev)
 /* ---- sending ----------------------------------------------------------- */
 
 struct delayed {
-	struct link	*l;		/* checked by serial on fire */
-	uint64_t	 serial;
+	TAILQ_ENTRY(delayed)	 entry;
+	uint64_t	 serial;		/* the link, checked on fire */
 	struct event	*ev;
 	uint8_t		*data;
 	size_t		 len;
@@ -195,6 +195,17 @@ link_by_serial(uint64_t serial)
 	return NULL;
 }
 
+static TAILQ_HEAD(, delayed) delayed_q = TAILQ_HEAD_INITIALIZER(delayed_q);
+
+static void
+delayed_free(struct delayed *d)
+{
+	TAILQ_REMOVE(&delayed_q, d, entry);
+	event_free(d->ev);
+	free(d->data);
+	free(d);
+}
+
 static void
 link_delayed_cb(evutil_socket_t fd, short ev, void *arg)
 {
@@ -205,10 +216,9 @@ link_delayed_cb(evutil_socket_t fd, short ev, void *arg)
 	(void)ev;
 	if ((l = link_by_serial(d->serial)) != NULL)
 		bufferevent_write(l->bev, d->data, d->len);
-	event_free(d->ev);
-	free(d->data);
-	free(d);
+	delayed_free(d);
 }
+
 
 static int
 link_send_to(struct link *l, uint32_t kind, const uint8_t *to,
@@ -251,6 +261,7 @@ link_send_to(struct link *l, uint32_t kind, const uint8_t *to,
 		d->data = xmemdup(sendbuf.data, sendbuf.len);
 		d->len = sendbuf.len;
 		d->ev = evtimer_new(pd->base, link_delayed_cb, d);
+		TAILQ_INSERT_TAIL(&delayed_q, d, entry);
 		tv.tv_sec = (time_t)((at - now) / 1000000u);
 		tv.tv_usec = (suseconds_t)((at - now) % 1000000u);
 		evtimer_add(d->ev, &tv);
@@ -442,7 +453,7 @@ link_check(struct link *l, const struct frame *f)
 {
 	struct member *m = l->member;
 	uint64_t wall = hlc_wall_ms(), now = clock_mono_ms();
-	double rate = pd->conf.rate_per_s;
+	enum metrics_reject why;
 
 	if (memcmp(f->from, m->id, IDENTITY_ID_LEN) != 0) {
 		pd_count_reject(NOT_MEMBER);
@@ -453,44 +464,14 @@ link_check(struct link *l, const struct frame *f)
 		pd_count_reject(WRONG_TO);
 		return false;
 	}
-	if (m->quarantine_until_ms > now) {
-		pd_count_reject(QUARANTINED);
-		return false;
-	}
 	if (fault_on_recv(m->id)) {
 		pd_count(fault_dropped_in);
 		return false;
 	}
-	if (f->stamp.phys + (uint64_t)pd->conf.max_age_s * 1000u < wall) {
-		pd_count_reject(TOO_OLD);
+	if (!member_admit(m, &f->stamp, wall, now, &why)) {
+		pd_metrics.rejected[why]++;
 		return false;
 	}
-	if (f->stamp.phys > wall + (uint64_t)pd->conf.max_future_s * 1000u) {
-		pd_count_reject(FUTURE_STRIKE);
-		if (++m->strikes >= pd->conf.strikes) {
-			m->quarantine_until_ms = now +
-			    (uint64_t)pd->conf.quarantine_s * 1000u;
-			trace_add("member", "%s quarantined after %u strikes",
-			    m->name, m->strikes);
-			log_warnx("%s quarantined for %u s after %u strikes",
-			    m->name, pd->conf.quarantine_s, m->strikes);
-		}
-		return false;
-	}
-	if (hlc_cmp(&f->stamp, &m->last_stamp) <= 0) {
-		pd_count_reject(REPLAY);
-		return false;
-	}
-	m->tokens += (double)(now - m->tokens_ms) * rate / 1000.0;
-	if (m->tokens > pd->conf.rate_burst)
-		m->tokens = pd->conf.rate_burst;
-	m->tokens_ms = now;
-	if (m->tokens < 1.0) {
-		pd_count_reject(RATE_LIMITED);
-		return false;
-	}
-	m->tokens -= 1.0;
-	m->last_stamp = f->stamp;
 	hlc_update(&pd->hlc, &f->stamp, wall, NULL);
 	member_heard(m);
 	return true;
@@ -877,6 +858,8 @@ link_shutdown(void)
 		if (l->state != LINK_DEAD)
 			link_close(l, "shutdown");
 	link_reap(-1, 0, NULL);
+	while (!TAILQ_EMPTY(&delayed_q))
+		delayed_free(TAILQ_FIRST(&delayed_q));
 	if (listener != NULL)
 		evconnlistener_free(listener);
 	listener = NULL;

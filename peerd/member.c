@@ -111,6 +111,49 @@ member_heard(struct member *m)
 	}
 }
 
+bool
+member_admit(struct member *m, const struct hlc_stamp *stamp,
+    uint64_t wall_ms, uint64_t now_ms, enum metrics_reject *why)
+{
+	const struct peerd_conf *c = &pd->conf;
+
+	if (m->quarantine_until_ms > now_ms) {
+		*why = METRICS_REJECT_QUARANTINED;
+		return false;
+	}
+	if (stamp->phys + (uint64_t)c->max_age_s * 1000u < wall_ms) {
+		*why = METRICS_REJECT_TOO_OLD;
+		return false;
+	}
+	if (stamp->phys > wall_ms + (uint64_t)c->max_future_s * 1000u) {
+		*why = METRICS_REJECT_FUTURE_STRIKE;
+		if (++m->strikes >= c->strikes) {
+			m->quarantine_until_ms = now_ms +
+			    (uint64_t)c->quarantine_s * 1000u;
+			trace_add("member", "%s quarantined after %u strikes",
+			    m->name, m->strikes);
+			log_warnx("%s quarantined for %u s after %u strikes",
+			    m->name, c->quarantine_s, m->strikes);
+		}
+		return false;
+	}
+	if (hlc_cmp(stamp, &m->last_stamp) <= 0) {
+		*why = METRICS_REJECT_REPLAY;
+		return false;
+	}
+	m->tokens += (double)(now_ms - m->tokens_ms) * c->rate_per_s / 1000.0;
+	if (m->tokens > c->rate_burst)
+		m->tokens = c->rate_burst;
+	m->tokens_ms = now_ms;
+	if (m->tokens < 1.0) {
+		*why = METRICS_REJECT_RATE_LIMITED;
+		return false;
+	}
+	m->tokens -= 1.0;
+	m->last_stamp = *stamp;
+	return true;
+}
+
 void
 member_ack(struct member *m, uint64_t seq)
 {

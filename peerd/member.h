@@ -18,6 +18,7 @@
 
 #include "hlc.h"
 #include "identity.h"
+#include "metrics.h"
 
 struct link;
 
@@ -77,6 +78,15 @@ const char	*member_state_name(enum member_state s);
 json_t		*member_list_json(void);
 /* One failure-detection round (called every tick). */
 void		 member_tick(void);
+/*
+ * The receiver checks of REFERENCE.md that belong to the sender, in order:
+ * quarantine, age (--max-age-s), future stamp (a strike; --strikes of them
+ * quarantine it for --quarantine-s), replay (the stamp must pass the last
+ * accepted one), rate (a token bucket).  true: accept (the replay guard and
+ * the bucket are updated); false with *why.
+ */
+bool		 member_admit(struct member *m, const struct hlc_stamp *stamp,
+		    uint64_t wall_ms, uint64_t now_ms, enum metrics_reject *why);
 /* Handle a PING_REQ body / ACK bookkeeping (called by link dispatch). */
 void		 member_ack(struct member *m, uint64_t seq);
 

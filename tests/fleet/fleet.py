@@ -126,8 +126,10 @@ class Peer:
             argv += ["--seed", s]
         if hold:
             argv.append("--hold")
-        self.proc = subprocess.Popen(argv, stdout=subprocess.PIPE,
-                                     stderr=subprocess.DEVNULL)
+        self.stderr_path = os.path.join(self.dir, "stderr.log")
+        with open(self.stderr_path, "ab") as err:
+            self.proc = subprocess.Popen(argv, stdout=subprocess.PIPE,
+                                         stderr=err)
         self.fleet.procs.append(self.proc)
         deadline = time.monotonic() + READY_TIMEOUT
         line = b""
@@ -205,19 +207,42 @@ class Fleet:
         return self
 
     def __exit__(self, *exc):
+        # TERM first so sanitizers get to report leaks at exit, then KILL.
         for p in self.procs:
             if p.poll() is None:
-                p.kill()
+                p.send_signal(signal.SIGCONT)
+                p.send_signal(signal.SIGTERM)
         for p in self.procs:
             try:
-                p.wait(5)
+                p.wait(10)
             except subprocess.TimeoutExpired:
-                pass
+                p.kill()
+                p.wait(5)
+        reports = self.sanitizer_reports()
+        if reports and exc[0] is None:
+            shutil.rmtree(self.tmp, ignore_errors=True)
+            raise AssertionError("sanitizer reports from peers:\n" +
+                                 "\n".join(reports))
         if exc[0] is None or os.environ.get("FLEET_KEEP") is None:
             shutil.rmtree(self.tmp, ignore_errors=True)
         else:
             sys.stderr.write("fleet kept in %s\n" % self.tmp)
         return False
+
+    def sanitizer_reports(self):
+        out = []
+        for p in self.peers:
+            path = os.path.join(p.dir, "stderr.log")
+            if not os.path.exists(path):
+                continue
+            with open(path, errors="replace") as fh:
+                text = fh.read()
+            for mark in ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer",
+                         "runtime error:"):
+                if mark in text:
+                    out.append("%s: %s" % (p.name, text[-4000:]))
+                    break
+        return out
 
     def add(self, name=None, extra=()):
         p = Peer(self, name or "p%d" % len(self.peers),
