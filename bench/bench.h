@@ -36,6 +36,13 @@ struct bench_row {
 	int		(*run)(void *state, uint64_t n);
 	/* Free what setup made (never called with NULL); may be NULL. */
 	void		(*teardown)(void *state);
+	/*
+	 * May be NULL.  Called before every batch, outside the timed span,
+	 * with the batch's n: for work a batch needs that is not the
+	 * operation (building the entries a space row will write, putting a
+	 * mutated structure back).  0 or -1.
+	 */
+	int		(*prepare)(void *state, uint64_t n);
 };
 
 struct bench_family {
@@ -50,7 +57,13 @@ struct bench_family {
 #define BENCH_FAMILIES(X)	\
 	X(cbor)			\
 	X(crypto)		\
-	X(hlc)
+	X(hlc)			\
+	X(frame)		\
+	X(seal)			\
+	X(template)		\
+	X(localspace)		\
+	X(crdt)			\
+	X(entry)
 
 #define BENCH_FAMILY_DECL(f) extern const struct bench_family bench_family_##f;
 BENCH_FAMILIES(BENCH_FAMILY_DECL)

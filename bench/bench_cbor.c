@@ -396,7 +396,7 @@ run_decode_blob_16k(void *state, uint64_t n)
 
 #define ROW(name, base, fn) ROWP(name, base, 2048, fn)
 #define ROWP(name, base, dist, fn) \
-	{ "Cbor." name, base, dist, cbor_setup, fn, cbor_teardown }
+	{ "Cbor." name, base, dist, cbor_setup, fn, cbor_teardown, NULL }
 
 static const struct bench_row cbor_rows[] = {
 	ROW("encode_small_nosort", NULL, run_encode_small_nosort),

@@ -258,7 +258,8 @@ run_open(void *state, uint64_t n)
 }
 
 #define ROW(name, base, size, fn) \
-	{ "Crypto." name, base, size, crypto_setup, fn, crypto_teardown }
+	{ "Crypto." name, base, size, crypto_setup, fn, crypto_teardown, \
+	    NULL }
 
 static const struct bench_row crypto_rows[] = {
 	ROW("sha256_256", NULL, 256, run_sha256),

@@ -181,17 +181,17 @@ run_parse_text(void *state, uint64_t n)
 	return 0;
 }
 
+#define ROW(name, base, setup, fn, teardown) \
+	{ "Hlc." name, base, 0, setup, fn, teardown, NULL }
+
 static const struct bench_row hlc_rows[] = {
-	{ "Hlc.wall_ms", NULL, 0, NULL, run_wall_ms, NULL },
-	{ "Hlc.now", "Hlc.wall_ms", 0, hlc_setup, run_now, hlc_teardown },
-	{ "Hlc.update", "Hlc.wall_ms", 0, hlc_setup, run_update,
-	    hlc_teardown },
-	{ "Hlc.encode", NULL, 0, hlc_setup, run_encode, hlc_teardown },
-	{ "Hlc.parse", NULL, 0, hlc_setup, run_parse, hlc_teardown },
-	{ "Hlc.format_text", NULL, 0, hlc_setup, run_format_text,
-	    hlc_teardown },
-	{ "Hlc.parse_text", NULL, 0, hlc_setup, run_parse_text,
-	    hlc_teardown },
+	ROW("wall_ms", NULL, NULL, run_wall_ms, NULL),
+	ROW("now", "Hlc.wall_ms", hlc_setup, run_now, hlc_teardown),
+	ROW("update", "Hlc.wall_ms", hlc_setup, run_update, hlc_teardown),
+	ROW("encode", NULL, hlc_setup, run_encode, hlc_teardown),
+	ROW("parse", NULL, hlc_setup, run_parse, hlc_teardown),
+	ROW("format_text", NULL, hlc_setup, run_format_text, hlc_teardown),
+	ROW("parse_text", NULL, hlc_setup, run_parse_text, hlc_teardown),
 };
 
 const struct bench_family bench_family_hlc = {

@@ -238,6 +238,8 @@ batch(struct meas *m, uint64_t n)
 	uint64_t t0, t1;
 	int rc;
 
+	if (m->row->prepare != NULL && m->row->prepare(m->state, n) == -1)
+		return UINT64_MAX;
 	t0 = now_ns();
 	rc = m->row->run(m->state, n);
 	t1 = now_ns();
