@@ -77,7 +77,12 @@ slot_hash(const json_t *parent, const char *key, size_t index)
 			index >>= 8;
 		}
 	}
-	return h ^ (h >> 29);
+	/* FNV only carries changes upward; the table masks low bits. */
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdull;
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53ull;
+	return h ^ (h >> 33);
 }
 
 static bool

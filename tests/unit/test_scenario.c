@@ -337,6 +337,19 @@ START_TEST(test_err_unknown_key)
 	refused(t, NULL, 0, "t.json:3: checks[0].stats: unknown key for a "
 	    "check; expected one of name, metric, op, bound, stat");
 	free(t);
+	refused("{\"a\\u0001\\\"b\": 1}", NULL, 0, "t.json:1: "
+	    "[\"a\\u0001\\\"b\"]: unknown key; expected one of name, "
+	    "description, params, fleet, steps, checks, timeout_s, "
+	    "sample_ms");
+	/* A long key of escapes is cut short in the path (the fuzzer's
+	 * first find overflowed here). */
+	refused("{\"\\u0001\\u0001\\u0001\\u0001\\u0001\\u0001\\u0001"
+	    "\\u0001\\u0001\\u0001\\u0001\\u0001\\u0001\\u0001\\u0001"
+	    "\": 1}", NULL, 0, "t.json:1: [\"\\u0001\\u0001\\u0001\\u0001"
+	    "\\u0001\\u0001\\u0001\\u0001\\u0001\\u0001\\u0001\\u0001..."
+	    "\"]: "
+	    "unknown key; expected one of name, description, params, fleet, "
+	    "steps, checks, timeout_s, sample_ms");
 	refused("{\"name\": \"t\", \"description\": \"d\", \"fleet\": "
 	    "{\"peers\": 1, \"knobs\": {\"setle-ms\": 1}}}", NULL, 0,
 	    "t.json:1: fleet.knobs.setle-ms: unknown peerd flag; expected "
