@@ -42,7 +42,7 @@ CHECK_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(CHECK_PKG) 2>/dev/null)
 CHECK_LIBS   := $(shell $(PKG_CONFIG) --libs $(CHECK_PKG) 2>/dev/null)
 
 ALL_CFLAGS  := -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) $(SAN_FLAGS) \
-	-Icommon -Ipeerd $(PKG_CFLAGS) -MMD -MP
+	-Icommon -Ipeerd -Iorchestrator $(PKG_CFLAGS) -MMD -MP
 ALL_LDFLAGS := $(LDFLAGS) $(SAN_FLAGS)
 LIBS        := $(PKG_LIBS) -lm
 
@@ -148,7 +148,7 @@ run: deps all
 FUZZ_CC      ?= clang
 FUZZ_O       := build/fuzz
 FUZZ_CFLAGS  := -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer-no-link,address,undefined \
-	-Icommon -Ipeerd $(PKG_CFLAGS)
+	-Icommon -Ipeerd -Iorchestrator $(PKG_CFLAGS)
 FUZZ_COMMON  := $(COMMON_SRC:%.c=$(FUZZ_O)/obj/%.o)
 FUZZ_PEERD   := $(PEERD_SRC:%.c=$(FUZZ_O)/obj/%.o)
 FUZZ_ORCH    := $(ORCH_SRC:%.c=$(FUZZ_O)/obj/%.o)
@@ -159,7 +159,13 @@ $(FUZZ_O)/obj/%.o: %.c
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -c $< -o $@
 
-$(FUZZ_O)/%: tests/fuzz/%.c $(FUZZ_COMMON) $(FUZZ_PEERD) $(FUZZ_ORCH)
+# One archive, so a target links only the modules it uses (peerd's modules
+# refer to the daemon's globals in peerd/main.c, which no target links).
+$(FUZZ_O)/libfuzz.a: $(FUZZ_COMMON) $(FUZZ_PEERD) $(FUZZ_ORCH)
+	@mkdir -p $(@D)
+	rm -f $@ && ar rcs $@ $^
+
+$(FUZZ_O)/%: tests/fuzz/%.c $(FUZZ_O)/libfuzz.a
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $^ $(LIBS)
 
