@@ -155,8 +155,8 @@ peer_argv(struct fleet *f, struct peer *p, char **seeds, int nseeds)
 	argv_push(&argv, &n, "127.0.0.1:0");
 	argv_push(&argv, &n, "--control");
 	argv_push(&argv, &n, p->control);
-	argv_knobs(&argv, &n, f->knobs);
-	argv_knobs(&argv, &n, p->knobs);
+	/* A joiner's knobs are complete (the fleet's with its own laid over). */
+	argv_knobs(&argv, &n, p->knobs != NULL ? p->knobs : f->knobs);
 	for (int i = 0; i < nseeds; i++) {
 		argv_push(&argv, &n, "--seed");
 		argv_push(&argv, &n, seeds[i]);

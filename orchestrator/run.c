@@ -299,7 +299,7 @@ select_peers(struct run *r, json_t *sel, struct peer **out, int max,
 {
 	int n = 0;
 
-	if (json_is_string(sel)) {	/* "all" */
+	if (sel == NULL || json_is_string(sel)) {	/* "all" */
 		for (int i = 0; i < r->fleet.npeers && n < max; i++)
 			if (!live_only || fleet_live(r->fleet.peers[i]))
 				out[n++] = r->fleet.peers[i];
@@ -423,14 +423,29 @@ act_start(struct run *r, json_t *step)
 	return 0;
 }
 
+static int	signal_one(struct run *, struct peer *, const char *, int,
+		    uint64_t);
+
 static int
 act_signal(struct run *r, json_t *step, int sig, uint64_t deadline)
 {
-	struct peer *p = one_peer(r, step, "peer");
+	struct peer *ps[FLEET_MAX_PEERS];
 	const char *action = json_string_value(json_object_get(step, "action"));
+	int np = select_peers(r, json_object_get(step, "peer"), ps,
+	    FLEET_MAX_PEERS, json_is_string(json_object_get(step, "peer")));
 
-	if (p == NULL)
+	if (np <= 0)
 		return fail(r, "%s: no such peer", action);
+	for (int i = 0; i < np; i++)
+		if (signal_one(r, ps[i], action, sig, deadline) == -1)
+			return -1;
+	return 0;
+}
+
+static int
+signal_one(struct run *r, struct peer *p, const char *action, int sig,
+    uint64_t deadline)
+{
 	if (!fleet_live(p))
 		return fail(r, "%s: %s is not running (%s)", action, p->name,
 		    fleet_state_name(p->state));
@@ -461,18 +476,29 @@ act_signal(struct run *r, json_t *step, int sig, uint64_t deadline)
 static int
 act_restart(struct run *r, json_t *step)
 {
-	struct peer *p = one_peer(r, step, "peer");
+	struct peer *ps[FLEET_MAX_PEERS];
 	char *seeds[3];
-	int ns;
+	int ns, np;
 
-	if (p == NULL)
+	np = select_peers(r, json_object_get(step, "peer"), ps,
+	    FLEET_MAX_PEERS, false);
+	if (np <= 0)
 		return fail(r, "restart: no such peer");
-	if (fleet_live(p))
-		return fail(r, "restart: %s is still running", p->name);
-	ns = live_seeds(r, p, seeds, 3);
-	p->restarts++;
-	p->takes_seen = 0;
-	return start_peer(r, p, seeds, ns);
+	for (int i = 0; i < np; i++) {
+		struct peer *p = ps[i];
+
+		if (fleet_live(p)) {
+			if (json_is_string(json_object_get(step, "peer")))
+				continue;	/* "all": the ones that are down */
+			return fail(r, "restart: %s is still running", p->name);
+		}
+		ns = live_seeds(r, p, seeds, 3);
+		p->restarts++;
+		p->takes_seen = 0;
+		if (start_peer(r, p, seeds, ns) == -1)
+			return -1;
+	}
+	return 0;
 }
 
 static int
@@ -654,8 +680,8 @@ act_fault(struct run *r, json_t *step)
 	char err[256];
 	int np;
 
-	np = select_peers(r, json_object_get(step, "peer"), ps,
-	    FLEET_MAX_PEERS, true);
+	np = select_peers(r, json_is_array(part) ? NULL :
+	    json_object_get(step, "peer"), ps, FLEET_MAX_PEERS, true);
 	if (np < 0)
 		return fail(r, "fault: a peer index out of range");
 	for (int i = 0; i < np; i++) {
@@ -891,10 +917,13 @@ act_wait(struct run *r, json_t *step, uint64_t deadline)
 		} else if (strcmp(until, "metric") == 0) {
 			const char *m = json_string_value(json_object_get(step,
 			    "metric"));
-			const char *name = strncmp(m, "counters.", 9) == 0 ?
-			    m + 9 : m;
-			bool have;
-			double v = fleet_counter(r, name, &have);
+			json_t *mv = json_object_get(json_object_get(r->measures,
+			    m), "value");
+			bool have = json_is_number(mv);
+			double v = have ? json_number_value(mv) : 0;
+
+			if (strncmp(m, "counters.", 9) == 0)
+				v = fleet_counter(r, m + 9, &have);
 
 			ok = have && compare(v, json_string_value(
 			    json_object_get(step, "op")), json_number_value(
@@ -1029,6 +1058,14 @@ gather(struct run *r)
 		bytes_out += json_number_value(json_object_get(c, "bytes.out"));
 		json_object_foreach(json_object_get(c, "frames.bad"), k, v)
 			bad += json_number_value(v);
+		json_object_foreach(c, k, v) {
+			json_t *sum = json_object_get(r->counters, k);
+
+			if (json_is_number(v))
+				json_object_set_new(r->counters, k, json_real(
+				    json_number_value(v) + (sum ?
+				    json_number_value(sum) : 0)));
+		}
 		metrics_hists_init(&one);
 		if (metrics_hists_from_json(&one, json_object_get(m, "latency"))
 		    == 0)
@@ -1121,6 +1158,13 @@ run_checks(struct run *r)
 		const char *result;
 		json_t *row;
 
+		if (m == NULL && strncmp(metric, "counters.", 9) == 0 &&
+		    json_object_get(r->counters, metric + 9) != NULL) {
+			set_measure(r, metric, json_number_value(json_object_get(
+			    r->counters, metric + 9)), "count");
+			m = json_object_get(r->measures, metric);
+		}
+
 		if (m != NULL) {
 			if (json_object_get(m, "value") != NULL)
 				v = json_object_get(m, "value");
@@ -1197,6 +1241,7 @@ run_scenario(struct run *r, json_t *scn, const struct run_opts *opts)
 	r->notes = json_array();
 	r->peer_rows = json_array();
 	r->checks = json_array();
+	r->counters = json_object();
 	r->rng = opts->seed ? opts->seed : 0x9e3779b97f4a7c15ull;
 	r->tty = isatty(STDERR_FILENO) && opts->verbose >= 0;
 	r->t0_ms = clock_mono_ms();
@@ -1218,7 +1263,7 @@ run_scenario(struct run *r, json_t *scn, const struct run_opts *opts)
 	    json_object_get(scn, "fleet"), "knobs"));
 	r->fleet.keep = opts->keep;
 	timeout_s = opts->timeout_s > 0 ? opts->timeout_s :
-	    json_integer_value(json_object_get(scn, "timeout_s"));
+	    (json_int_t)json_number_value(json_object_get(scn, "timeout_s"));
 	if (timeout_s <= 0)
 		timeout_s = 300;
 	run_deadline = r->t0_ms + (uint64_t)timeout_s * 1000u;
@@ -1289,4 +1334,5 @@ run_free(struct run *r)
 	json_decref(r->notes);
 	json_decref(r->peer_rows);
 	json_decref(r->checks);
+	json_decref(r->counters);
 }

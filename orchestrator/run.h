@@ -44,6 +44,7 @@ struct run {
 	json_t		*notes;		/* strings for the report */
 	json_t		*peer_rows;	/* per-peer table, gathered at the end */
 	json_t		*checks;	/* results */
+	json_t		*counters;	/* counters summed over live peers */
 	bool		 had_take_step;
 	uint64_t	 take_start_ms, take_end_ms, take_target;
 	enum run_status	 status;

@@ -1,0 +1,222 @@
+/*
+ * main.c: orchestrate, the program its users run every day.
+ *
+ *   orchestrate SCENARIO.json [--peers N] [--set KEY=VALUE]... [--seed N]
+ *               [--out DIR] [--dry-run] [--timeout S] [--keep]
+ *               [--quiet|--verbose] [--peerd PATH]
+ *
+ * Exit status: 0 every check passed, 1 a check failed (or could not be
+ * measured), 2 the run could not complete.
+ */
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <getopt.h>
+#include <libgen.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <openssl/rand.h>
+
+#include "log.h"
+#include "report.h"
+#include "run.h"
+#include "scenario.h"
+#include "xmalloc.h"
+
+static const struct option longopts[] = {
+	{ "peers", required_argument, NULL, 'n' },
+	{ "set", required_argument, NULL, 's' },
+	{ "seed", required_argument, NULL, 'S' },
+	{ "out", required_argument, NULL, 'o' },
+	{ "dry-run", no_argument, NULL, 'd' },
+	{ "timeout", required_argument, NULL, 't' },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "keep", no_argument, NULL, 'k' },
+	{ "peerd", required_argument, NULL, 'p' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 }
+};
+
+static void
+usage(FILE *fp)
+{
+	fprintf(fp,
+"usage: orchestrate SCENARIO.json [options]\n"
+"\n"
+"  --peers N          the fleet size (the same as --set peers=N)\n"
+"  --set KEY=VALUE    override a scenario parameter (repeatable)\n"
+"  --seed N           the run's seed (default: random, printed)\n"
+"  --out DIR          where run directories are made (default results)\n"
+"  --dry-run          print the resolved scenario and exit\n"
+"  --timeout S        bound on the whole run (default: the scenario's)\n"
+"  --keep             leave the fleet running at the end\n"
+"  --quiet, --verbose less or more progress on stderr\n"
+"  --peerd PATH       the peerd binary (default: beside orchestrate)\n"
+"\n"
+"exit status: 0 every check passed, 1 a check failed or could not be\n"
+"measured, 2 the run could not complete.  The bundle is in\n"
+"OUT/<scenario>-<UTC stamp>/ and OUT/latest links to it; see\n"
+"docs/scenarios.md and docs/report.md.\n");
+}
+
+static void
+on_signal(int sig)
+{
+	(void)sig;
+	run_interrupted = 1;
+}
+
+static void
+default_peerd(char *out, size_t len)
+{
+	char self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+	if (n > 0) {
+		self[n] = '\0';
+		snprintf(out, len, "%s/peerd", dirname(self));
+		if (access(out, X_OK) == 0)
+			return;
+	}
+	snprintf(out, len, "peerd");
+}
+
+int
+main(int argc, char **argv)
+{
+	struct run_opts opts;
+	struct run run;
+	struct sigaction sa;
+	char **sets = NULL, *peersset = NULL, err[1024], peerd[PATH_MAX];
+	size_t nsets = 0;
+	bool dry = false, seed_given = false;
+	json_t *scn;
+	int ch;
+
+	memset(&opts, 0, sizeof(opts));
+	opts.out = "results";
+	opts.argv = argv;
+	opts.argc = argc;
+	log_init("orchestrate", LOG_LVL_WARN, NULL);
+	while ((ch = getopt_long(argc, argv, "hqv", longopts, NULL)) != -1) {
+		char *end;
+
+		switch (ch) {
+		case 'n':
+			xasprintf(&peersset, "peers=%s", optarg);
+			sets = xreallocarray(sets, nsets + 1, sizeof(*sets));
+			sets[nsets++] = peersset;
+			break;
+		case 's':
+			sets = xreallocarray(sets, nsets + 1, sizeof(*sets));
+			sets[nsets++] = xstrdup(optarg);
+			break;
+		case 'S':
+			errno = 0;
+			opts.seed = strtoull(optarg, &end, 10);
+			if (errno != 0 || *end != '\0' || end == optarg) {
+				fprintf(stderr, "orchestrate: --seed: expected "
+				    "an unsigned integer, got \"%s\"\n", optarg);
+				return 2;
+			}
+			seed_given = true;
+			break;
+		case 'o':
+			opts.out = optarg;
+			break;
+		case 'd':
+			dry = true;
+			break;
+		case 't':
+			opts.timeout_s = atoi(optarg);
+			if (opts.timeout_s <= 0) {
+				fprintf(stderr, "orchestrate: --timeout: expected "
+				    "seconds > 0, got \"%s\"\n", optarg);
+				return 2;
+			}
+			break;
+		case 'q':
+			opts.verbose = -1;
+			break;
+		case 'v':
+			opts.verbose = 1;
+			break;
+		case 'k':
+			opts.keep = true;
+			break;
+		case 'p':
+			opts.peerd = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind != argc - 1) {
+		usage(stderr);
+		return 2;
+	}
+	if ((scn = scenario_load(argv[optind], sets, nsets, err,
+	    sizeof(err))) == NULL) {
+		fprintf(stderr, "orchestrate: %s\n", err);
+		return 2;
+	}
+	if (!seed_given)
+		RAND_bytes((unsigned char *)&opts.seed, sizeof(opts.seed));
+	opts.seed &= 0x7fffffffffffffffull;	/* fits a JSON integer */
+	json_object_set_new(scn, "seed", json_integer((json_int_t)opts.seed));
+	if (dry) {
+		json_dumpf(scn, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
+		putchar('\n');
+		json_decref(scn);
+		return 0;
+	}
+	if (opts.peerd == NULL) {
+		default_peerd(peerd, sizeof(peerd));
+		opts.peerd = peerd;
+	}
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	run_scenario(&run, scn, &opts);
+	if (run.dir[0] != '\0' && access(run.dir, F_OK) == 0)
+		report_write(&run);
+	if (opts.verbose >= 0) {
+		size_t i;
+		json_t *c;
+
+		fprintf(stderr, "%s: %s in %.1f s (seed %llu)\n",
+		    json_string_value(json_object_get(scn, "name")),
+		    run.status == RUN_PASS ? "PASS" : run.status == RUN_FAIL ?
+		    "FAIL" : "ERROR", (double)(run.end_ms - run.t0_ms) / 1000.0,
+		    (unsigned long long)opts.seed);
+		if (run.status == RUN_ERROR)
+			fprintf(stderr, "  error: %s\n", run.error);
+		json_array_foreach(run.checks, i, c)
+			fprintf(stderr, "  %-7s %s\n", json_string_value(
+			    json_object_get(c, "result")), json_string_value(
+			    json_object_get(c, "name")));
+		fprintf(stderr, "  report: %s/report.md\n", run.dir);
+	}
+	ch = (int)run.status;
+	run_free(&run);
+	json_decref(scn);
+	for (size_t i = 0; i < nsets; i++)
+		free(sets[i]);
+	free(sets);
+	return ch;
+}
