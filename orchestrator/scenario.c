@@ -29,6 +29,7 @@
 
 #include "entry.h"
 #include "jpos.h"
+#include "measures.h"
 #include "scenario.h"
 #include "xmalloc.h"
 
@@ -146,19 +147,13 @@ static const struct measure {
 	const char	*name;
 	bool		 latency;
 } measures[] = {
-	{ "throughput.takes_per_s", false },
-	{ "throughput.write_to_take", true },
-	{ "gossip.write_to_visible", true },
-	{ "history.duplicates", false },
-	{ "history.never_taken", false },
-	{ "history.lost", false },
-	{ "run.wall_ms", false },
+#define MEASURE_ROW(n, lat) { n, lat },
+	MEASURES(MEASURE_ROW)
+#undef MEASURE_ROW
 };
 
-#define MEASURES_TEXT "throughput.takes_per_s, throughput.write_to_take, " \
-	"gossip.write_to_visible, history.duplicates, history.never_taken, " \
-	"history.lost, run.wall_ms, counters.NAME or an earlier wait " \
-	"step's measure"
+#define MEASURES_TEXT_ALL "one listed in docs/report.md, counters.NAME " \
+	"or an earlier wait step's measure"
 
 #define nitems(a)	(sizeof(a) / sizeof((a)[0]))
 
@@ -1446,7 +1441,7 @@ post_wait(struct sc *sc, const struct at *at, json_t *raw, json_t *out)
 		ka.from = NULL;
 		return fail_got(sc, &ka, m, measure_kind(sc,
 		    json_string_value(m)) == 1 ? "a measure that is not a "
-		    "latency" : "a measure name (" MEASURES_TEXT ")");
+		    "latency" : "a measure name (" MEASURES_TEXT_ALL ")");
 	}
 	ka = (struct at){ at, raw, "measure", 0, NULL };
 	m = json_object_get(out, "measure");
@@ -1629,7 +1624,7 @@ check(struct sc *sc, const struct at *at, json_t *raw, size_t index,
 	ka = (struct at){ at, raw, "metric", 0, NULL };
 	if ((kind = measure_kind(sc, metric)) == -1) {
 		fail_got(sc, &ka, json_object_get(out, "metric"),
-		    "a measure name (" MEASURES_TEXT ")");
+		    "a measure name (" MEASURES_TEXT_ALL ")");
 		goto bad;
 	}
 	ka = (struct at){ at, raw, "stat", 0, NULL };
