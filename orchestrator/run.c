@@ -174,6 +174,8 @@ collect_writes(struct run *r, struct peer *p, const char *load)
 
 		json_object_set_new(r->writes, id, json_pack("{s:i, s:I}",
 		    "peer", p->index, "mono_us", mono));
+		timeline(r, "write_acked", json_pack("{s:s, s:i, s:s, s:I}",
+		    "id", id, "peer", p->index, "load", load, "mono_us", mono));
 	}
 	if (json_object_get(l, "last_error") != NULL)
 		note(r, "%s: write load %s stopped: %s", p->name, load,
