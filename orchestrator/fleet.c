@@ -18,6 +18,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <wordexp.h>
 
 #include "clock.h"
 #include "fleet.h"
@@ -143,8 +144,8 @@ peer_argv(struct fleet *f, struct peer *p, char **seeds, int nseeds)
 	char **argv = NULL;
 	int n = 0;
 
-	if (f->wrap != NULL)
-		for (char **w = f->wrap; *w != NULL; w++)
+	if (p->wrap != NULL)
+		for (char **w = p->wrap; *w != NULL; w++)
 			argv_push(&argv, &n, *w);
 	argv_push(&argv, &n, f->peerd);
 	argv_push(&argv, &n, "--name");
@@ -161,7 +162,51 @@ peer_argv(struct fleet *f, struct peer *p, char **seeds, int nseeds)
 		argv_push(&argv, &n, "--seed");
 		argv_push(&argv, &n, seeds[i]);
 	}
+	if (p->hold)
+		argv_push(&argv, &n, "--hold");
 	return argv;
+}
+
+static char *
+subst(const char *in, const char *key, const char *val)
+{
+	const char *at;
+	char *out;
+
+	if ((at = strstr(in, key)) == NULL)
+		return xstrdup(in);
+	xasprintf(&out, "%.*s%s%s", (int)(at - in), in, val, at + strlen(key));
+	return out;
+}
+
+int
+fleet_set_wrap(struct peer *p, const char *prefix)
+{
+	wordexp_t we;
+	char **argv = NULL;
+	int n = 0;
+
+	if (wordexp(prefix, &we, WRDE_NOCMD | WRDE_UNDEF) != 0)
+		return -1;
+	for (size_t i = 0; i < we.we_wordc; i++) {
+		char *a = subst(we.we_wordv[i], "{dir}", p->dir);
+		char *b = subst(a, "{name}", p->name);
+
+		/* Substitute every occurrence, not just the first. */
+		while (strstr(b, "{dir}") || strstr(b, "{name}")) {
+			free(a);
+			a = subst(b, "{dir}", p->dir);
+			free(b);
+			b = subst(a, "{name}", p->name);
+		}
+		argv_push(&argv, &n, b);
+		free(a);
+		free(b);
+	}
+	wordfree(&we);
+	argv_free(p->wrap);
+	p->wrap = argv;
+	return 0;
 }
 
 char *
@@ -302,6 +347,8 @@ fleet_start(struct fleet *f, struct peer *p, char **seeds, int nseeds,
 	    json_string_value(json_object_get(ready, "listen")));
 	snprintf(p->peer_id, sizeof(p->peer_id), "%s",
 	    json_string_value(json_object_get(ready, "peer_id")));
+	p->peerd_pid = (pid_t)json_integer_value(json_object_get(ready, "pid"));
+	p->answered_ms = clock_mono_ms();
 	json_decref(ready);
 	return 0;
 }
@@ -313,14 +360,15 @@ fleet_signal(struct peer *p, int sig)
 		return -1;
 	if (sig == SIGTERM || sig == SIGKILL)
 		p->expect_exit = true;
-	if (kill(p->pid, sig) == -1)
+	/* The group: a wrapper (perf, strace) and peerd under it alike. */
+	if (kill(-p->pid, sig) == -1 && kill(p->pid, sig) == -1)
 		return -1;
 	if (sig == SIGSTOP)
 		p->state = PEER_PAUSED;
 	else if (sig == SIGCONT)
 		p->state = PEER_RUNNING;
 	else if (sig == SIGTERM && p->state == PEER_PAUSED)
-		kill(p->pid, SIGCONT);	/* a stopped process cannot exit */
+		kill(-p->pid, SIGCONT);	/* a stopped process cannot exit */
 	return 0;
 }
 
@@ -551,12 +599,11 @@ fleet_free(struct fleet *f)
 
 		fleet_disconnect(p);
 		argv_free(p->argv);
+		argv_free(p->wrap);
 		json_decref(p->knobs);
 		free(p->rbuf);
 		free(p);
 	}
 	json_decref(f->knobs);
-	if (f->wrap != NULL)
-		argv_free(f->wrap);
 	f->npeers = 0;
 }

@@ -35,7 +35,8 @@ struct peer {
 	char		 control[384];
 	char		 listen[64];
 	char		 peer_id[64];
-	pid_t		 pid;
+	pid_t		 pid;		/* what we forked (a wrapper, if any) */
+	pid_t		 peerd_pid;	/* peerd itself, from its ready line */
 	enum peer_state	 state;
 	int		 exit_status;	/* waitpid status of the last exit */
 	bool		 expect_exit;	/* we sent TERM/KILL */
@@ -48,6 +49,10 @@ struct peer {
 	json_t		*knobs;		/* extra flags for this peer */
 	size_t		 takes_seen;	/* history cursor */
 	uint32_t	 restarts;
+	char		**wrap;		/* command prefix (perf, valgrind...) */
+	bool		 hold;		/* start with --hold */
+	uint64_t	 activity;	/* watchdog: last "activity" seen */
+	uint64_t	 answered_ms;	/* watchdog: last answer */
 };
 
 struct fleet {
@@ -57,7 +62,6 @@ struct fleet {
 	bool		 keep;		/* no PDEATHSIG: a kept fleet */
 	struct peer	*peers[FLEET_MAX_PEERS];
 	int		 npeers;
-	char		**wrap;		/* per-peer wrapper prefix (argv), or NULL */
 	int		 ready_timeout_ms;
 };
 
@@ -74,7 +78,12 @@ struct peer	*fleet_add(struct fleet *f, json_t *knobs);
  */
 int		 fleet_start(struct fleet *f, struct peer *p, char **seeds,
 		    int nseeds, char *err, size_t errlen);
-/* Send sig to a running peer; marks the exit as expected for TERM/KILL. */
+/*
+ * Set a command prefix for p from a shell-like string, with {dir} and
+ * {name} substituted. 0, or -1 if it does not parse.
+ */
+int		 fleet_set_wrap(struct peer *p, const char *prefix);
+/* Send sig to a running peer's process group; TERM/KILL exits are expected. */
 int		 fleet_signal(struct peer *p, int sig);
 /* Wait (bounded) for p to exit after a signal; true if it did. */
 bool		 fleet_wait_exit(struct fleet *f, struct peer *p, int timeout_ms);

@@ -88,9 +88,13 @@ write_run_json(const struct run *r)
 		const struct peer *p = r->fleet.peers[i];
 
 		line = fleet_cmdline(p);
-		json_array_append_new(cmds, json_pack("{s:s, s:s, s:s, s:s, s:s}",
+		json_array_append_new(cmds, json_pack(
+		    "{s:s, s:s, s:s, s:s, s:s, s:I, s:I, s:s}",
 		    "name", p->name, "dir", p->dir, "control", p->control,
-		    "peer_id", p->peer_id, "cmdline", line));
+		    "peer_id", p->peer_id, "cmdline", line,
+		    "pid", (json_int_t)p->pid,
+		    "peerd_pid", (json_int_t)p->peerd_pid,
+		    "state", fleet_state_name(p->state)));
 		free(line);
 	}
 	for (int i = 0; i < r->opts.argc; i++)

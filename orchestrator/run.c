@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "debug.h"
 #include "fleet.h"
 #include "hist.h"
 #include "log.h"
@@ -33,6 +34,8 @@
 #define POLL_NS		(20 * 1000 * 1000)
 #define COLLECT_MS	500
 #define PROGRESS_MS	10000
+#define WATCH_EVERY_MS	1000
+#define WATCH_ANSWER_MS	5000
 
 volatile sig_atomic_t run_interrupted;
 
@@ -255,6 +258,72 @@ sample(struct run *r)
 	fflush(r->samples);
 }
 
+/*
+ * The watchdog: every second ask each running peer "hello" (bounded by
+ * WATCH_ANSWER_MS).  A peer that does not answer in time is stuck; a fleet
+ * whose activity (frames, writes, takes) has not moved and no step ended
+ * for --stall-s is stalled.  Either way capture every peer's stacks, dump
+ * and trace tail into hang/ and end the run.
+ */
+static int
+watchdog(struct run *r)
+{
+	uint64_t now = clock_mono_ms();
+	char err[256], stuck[400] = "";
+	bool moved = false;
+
+	if (r->in_watch || r->opts.stall_s <= 0 ||
+	    now - r->last_watch_ms < WATCH_EVERY_MS)
+		return 0;
+	r->in_watch = true;
+	r->last_watch_ms = now;
+	if (r->progress_ms == 0)
+		r->progress_ms = now;
+	for (int i = 0; i < r->fleet.npeers; i++) {
+		struct peer *p = r->fleet.peers[i];
+		json_t *h;
+
+		if (p->state != PEER_RUNNING)
+			continue;
+		h = fleet_call(p, "hello", NULL, WATCH_ANSWER_MS, err,
+		    sizeof(err));
+		if (h == NULL) {
+			size_t used = strlen(stuck);
+
+			snprintf(stuck + used, sizeof(stuck) - used, "%s%s",
+			    used ? ", " : "", p->name);
+			continue;
+		}
+		p->answered_ms = clock_mono_ms();
+		if ((uint64_t)json_integer_value(json_object_get(h, "activity"))
+		    != p->activity) {
+			p->activity = (uint64_t)json_integer_value(
+			    json_object_get(h, "activity"));
+			moved = true;
+		}
+		json_decref(h);
+	}
+	if (moved)
+		r->progress_ms = clock_mono_ms();
+	r->in_watch = false;
+	if (stuck[0] != '\0') {
+		note(r, "stuck: %s did not answer its control socket within "
+		    "%d ms", stuck, WATCH_ANSWER_MS);
+		debug_capture_hang(r, "a peer stopped answering");
+		return fail(r, "stuck peers: %s (stacks in %s/hang/)", stuck,
+		    r->dir);
+	}
+	if (clock_mono_ms() - r->progress_ms >= (uint64_t)r->opts.stall_s *
+	    1000u) {
+		note(r, "stall: no step ended and no activity for %d s",
+		    r->opts.stall_s);
+		debug_capture_hang(r, "no progress");
+		return fail(r, "stalled for %d s in step %s (stacks in %s/hang/)",
+		    r->opts.stall_s, r->step_name ? r->step_name : "?", r->dir);
+	}
+	return 0;
+}
+
 /* Everything a waiting loop does between two looks. -1: stop the run. */
 static int
 housekeep(struct run *r)
@@ -281,6 +350,8 @@ housekeep(struct run *r)
 	    COLLECT_MS)
 		collect_all_takes(r);
 	sample(r);
+	if (watchdog(r) == -1)
+		return -1;
 	progress(r, false);
 	return 0;
 }
@@ -355,6 +426,78 @@ live_seeds(struct run *r, struct peer *self, char **seeds, int max)
 	return n;
 }
 
+bool
+run_index_listed(const char *list, int k)
+{
+	const char *c = list;
+
+	if (list == NULL)
+		return false;
+	if (strcmp(list, "all") == 0)
+		return true;
+	while (*c != '\0') {
+		char *end;
+		long v = strtol(c, &end, 10);
+
+		if (end == c)
+			return false;
+		if (v == k)
+			return true;
+		c = *end == ',' ? end + 1 : end;
+		if (*end != ',' && *end != '\0')
+			return false;
+	}
+	return false;
+}
+
+static char
+proc_state(pid_t pid)
+{
+	char path[64], buf[512], *c;
+	FILE *fp;
+	size_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if ((fp = fopen(path, "r")) == NULL)
+		return '?';
+	n = fread(buf, 1, sizeof(buf) - 1, fp);
+	fclose(fp);
+	buf[n] = '\0';
+	if ((c = strrchr(buf, ')')) == NULL || c[1] == '\0')
+		return '?';
+	return c[2];
+}
+
+/* A held peer: say how to attach, then wait (bounded) until continued. */
+static int
+await_held(struct run *r, struct peer *p)
+{
+	pid_t pid = p->peerd_pid > 0 ? p->peerd_pid : p->pid;
+	uint64_t until = clock_mono_ms() + 5000;
+
+	while (proc_state(pid) != 'T' && clock_mono_ms() < until)
+		nap();
+	fprintf(stderr, "%s%s is held before its loop: pid %d\n"
+	    "  attach:   gdb -p %d        (then: continue)\n"
+	    "  or go on: kill -CONT %d\n"
+	    "  waiting up to %d s ...\n", r->tty ? "\r\033[K" : "", p->name,
+	    (int)pid, (int)pid, (int)pid, r->opts.hold_timeout_s);
+	timeline(r, "held", json_pack("{s:i, s:I}", "peer", p->index, "pid",
+	    (json_int_t)pid));
+	until = clock_mono_ms() + (uint64_t)r->opts.hold_timeout_s * 1000u;
+	while (proc_state(pid) == 'T' || proc_state(pid) == 't') {
+		if (clock_mono_ms() >= until)
+			return fail(r, "%s was held and not continued within %d s",
+			    p->name, r->opts.hold_timeout_s);
+		if (run_interrupted)
+			return fail(r, "interrupted by a signal");
+		nap();
+	}
+	timeline(r, "continued", json_pack("{s:i}", "peer", p->index));
+	p->answered_ms = clock_mono_ms();
+	return 0;
+}
+
 static int
 start_peer(struct run *r, struct peer *p, char **seeds, int nseeds)
 {
@@ -362,11 +505,28 @@ start_peer(struct run *r, struct peer *p, char **seeds, int nseeds)
 	json_t *cmd;
 	char *line;
 
+	p->hold = run_index_listed(r->opts.hold, p->index);
+	for (int i = 0; i < r->opts.nwraps; i++) {
+		char *eq = strchr(r->opts.wraps[i], '=');
+		char which[64];
+
+		if (eq == NULL || (size_t)(eq - r->opts.wraps[i]) >= sizeof(which))
+			continue;
+		snprintf(which, sizeof(which), "%.*s",
+		    (int)(eq - r->opts.wraps[i]), r->opts.wraps[i]);
+		if (run_index_listed(which, p->index) &&
+		    fleet_set_wrap(p, eq + 1) == -1)
+			return fail(r, "--wrap %s: cannot parse the prefix",
+			    r->opts.wraps[i]);
+	}
 	if (fleet_start(&r->fleet, p, seeds, nseeds, err, sizeof(err)) == -1)
 		return fail(r, "starting %s: %s", p->name, err);
+	if (p->hold && await_held(r, p) == -1)
+		return -1;
 	line = fleet_cmdline(p);
-	cmd = json_pack("{s:i, s:s, s:I, s:s, s:s, s:s}", "peer", p->index,
-	    "name", p->name, "pid", (json_int_t)p->pid, "listen", p->listen,
+	cmd = json_pack("{s:i, s:s, s:I, s:I, s:s, s:s, s:s}", "peer",
+	    p->index, "name", p->name, "pid", (json_int_t)p->pid,
+	    "peerd_pid", (json_int_t)p->peerd_pid, "listen", p->listen,
 	    "peer_id", p->peer_id, "cmdline", line);
 	timeline(r, "peer_started", cmd);
 	free(line);
@@ -1297,6 +1457,7 @@ run_scenario(struct run *r, json_t *scn, const struct run_opts *opts)
 			fprintf(stderr, "%s%s\n", r->tty ? "\r\033[K" : "",
 			    r->step_name);
 		rc = run_step(r, step);
+		r->progress_ms = clock_mono_ms();
 		timeline(r, "step_end", json_pack("{s:i, s:s, s:b}", "step",
 		    (int)i, "name", r->step_name, "ok", rc == 0));
 		if (rc == -1 || housekeep(r) == -1)

@@ -24,6 +24,11 @@ struct run_opts {
 	int		 timeout_s;	/* 0: the scenario's */
 	int		 verbose;	/* -1 quiet, 0 normal, 1 verbose */
 	bool		 keep;		/* leave the fleet up at the end */
+	const char	*hold;		/* peers to start held: "1,3" or "all" */
+	int		 hold_timeout_s;
+	char		**wraps;	/* "K=PREFIX" (K a list or "all") */
+	int		 nwraps;
+	int		 stall_s;	/* watchdog: no progress for this long */
 	char		**argv;		/* the orchestrator's own command line */
 	int		 argc;
 };
@@ -56,6 +61,9 @@ struct run {
 	uint64_t	 last_sample_ms;
 	uint64_t	 last_collect_ms;
 	uint64_t	 rng;
+	uint64_t	 progress_ms;	/* watchdog: last step end or activity */
+	uint64_t	 last_watch_ms;
+	bool		 in_watch;
 };
 
 extern volatile sig_atomic_t run_interrupted;
@@ -63,6 +71,8 @@ extern volatile sig_atomic_t run_interrupted;
 /* Make the run directory, run every step, gather, check. */
 enum run_status	 run_scenario(struct run *r, json_t *scn,
 		    const struct run_opts *opts);
+/* True if index k is in a list like "1,3" or "all". */
+bool		 run_index_listed(const char *list, int k);
 /* Free what run_scenario built (after report_write). */
 void		 run_free(struct run *r);
 

@@ -38,6 +38,7 @@ static void	cmd_fault(struct ctl_req *, struct ctl_client *, json_t *);
 static void	cmd_dump(struct ctl_req *, struct ctl_client *, json_t *);
 static void	cmd_load(struct ctl_req *, struct ctl_client *, json_t *);
 static void	cmd_ids(struct ctl_req *, struct ctl_client *, json_t *);
+static void	cmd_debug(struct ctl_req *, struct ctl_client *, json_t *);
 
 static const struct cmd_arg args_none[] = { { NULL, 0, false, NULL } };
 static const struct cmd_arg args_trace[] = {
@@ -117,6 +118,10 @@ static const struct cmd_arg args_load[] = {
 	{ "ids", CMD_T_BOOL, false, "status: list what was written" },
 	{ NULL, 0, false, NULL }
 };
+static const struct cmd_arg args_debug[] = {
+	{ "hang", CMD_T_BOOL, false, "block inside this handler forever" },
+	{ NULL, 0, false, NULL }
+};
 static const struct cmd_arg args_dump[] = {
 	{ "limit", CMD_T_INT, false, "entries to include (default 20)" },
 	{ NULL, 0, false, NULL }
@@ -141,6 +146,7 @@ static const struct cmd_entry cmd_table[] = {
 	{ "ids", args_none, cmd_ids, "every record's id and state" },
 	{ "dump", args_dump, cmd_dump, "state for debugging" },
 	{ "shutdown", args_shutdown, cmd_shutdown, "stop the peer cleanly" },
+	{ "debug", args_debug, cmd_debug, "test hooks (needs --test-hooks)" },
 };
 
 const struct cmd_entry *
@@ -288,12 +294,16 @@ cmd_hello(struct ctl_req *req, struct ctl_client *c, json_t *args)
 {
 	(void)c;
 	(void)args;
-	ctl_ok(req, json_pack("{s:s, s:s, s:I, s:s, s:s, s:s, s:s, s:f}",
+	/* activity: a number that moves while the peer does anything. */
+	ctl_ok(req, json_pack("{s:s, s:s, s:I, s:s, s:s, s:s, s:s, s:f, s:I}",
 	    "name", pd->conf.name, "peer_id", pd->ident.peer_id,
 	    "pid", (json_int_t)getpid(), "listen", pd->listen_addr,
 	    "control", pd->conf.control, "binding", "tcp",
 	    "version", PEERD_VERSION,
-	    "uptime_s", (double)peerd_uptime_us() / 1e6));
+	    "uptime_s", (double)peerd_uptime_us() / 1e6,
+	    "activity", (json_int_t)(pd_metrics.frames_in +
+	    pd_metrics.frames_out + pd_metrics.writes + pd_metrics.takes_won +
+	    pd_metrics.records_received)));
 }
 
 static void
@@ -556,4 +566,34 @@ cmd_ids(struct ctl_req *req, struct ctl_client *c, json_t *args)
 	(void)c;
 	(void)args;
 	ctl_ok(req, replica_ids_json());
+}
+
+/*
+ * A deliberate hang for the watchdog's tests: the loop never comes back,
+ * so the peer stops answering while its process lives.  Not inlined, so a
+ * backtrace names it.
+ */
+static void __attribute__((noinline, noreturn))
+debug_block_forever(void)
+{
+	log_warnx("debug: blocking forever on purpose (--test-hooks)");
+	for (;;)
+		pause();
+}
+
+static void
+cmd_debug(struct ctl_req *req, struct ctl_client *c, json_t *args)
+{
+	(void)c;
+	if (!pd->conf.test_hooks) {
+		ctl_fail(req, CTL_BAD_ARGS, "debug: start the peer with "
+		    "--test-hooks to use test hooks");
+		return;
+	}
+	if (cmd_bool(args, "hang", false)) {
+		trace_add("debug", "hang requested");
+		ctl_ok(req, json_pack("{s:b}", "hanging", 1));
+		debug_block_forever();
+	}
+	ctl_ok(req, json_object());
 }

@@ -38,6 +38,7 @@ struct peerd_conf {
 	char		**seeds;	/* host:port */
 	int		 nseeds;
 	bool		 hold;
+	bool		 test_hooks;	/* enables the "debug" command */
 
 	/* timing (REFERENCE.md "Timing constants"), milliseconds */
 	uint32_t	 settle_ms;
