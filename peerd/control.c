@@ -362,19 +362,27 @@ ctl_accept_cb(struct evconnlistener *l, evutil_socket_t fd,
     struct sockaddr *sa, int salen, void *arg)
 {
 	struct control *ctl = arg;
-	struct ctl_client *c;
+	struct bufferevent *bev;
 
 	(void)l;
 	(void)sa;
 	(void)salen;
-	c = xcalloc(1, sizeof(*c));
-	c->serial = ++ctl->serial;
-	c->bev = bufferevent_socket_new(ctl->base, fd, BEV_OPT_CLOSE_ON_FREE);
-	if (c->bev == NULL) {
+	bev = bufferevent_socket_new(ctl->base, fd, BEV_OPT_CLOSE_ON_FREE);
+	if (bev == NULL) {
 		close(fd);
-		free(c);
 		return;
 	}
+	control_attach(ctl, bev);
+}
+
+struct ctl_client *
+control_attach(struct control *ctl, struct bufferevent *bev)
+{
+	struct ctl_client *c;
+
+	c = xcalloc(1, sizeof(*c));
+	c->serial = ++ctl->serial;
+	c->bev = bev;
 	TAILQ_INSERT_TAIL(&ctl->clients, c, entry);
 	ctl->nclients++;
 	bufferevent_setcb(c->bev, ctl_read_cb, ctl_write_cb, ctl_event_cb, c);
@@ -384,9 +392,10 @@ ctl_accept_cb(struct evconnlistener *l, evutil_socket_t fd,
 		    ctl->max_clients);
 		c->closing = true;
 		bufferevent_enable(c->bev, EV_WRITE);
-		return;
+		return c;
 	}
 	bufferevent_enable(c->bev, EV_READ | EV_WRITE);
+	return c;
 }
 
 struct control *
