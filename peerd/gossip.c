@@ -558,6 +558,10 @@ gossip_tick(void)
 void
 gossip_init(void)
 {
+	/* A fresh start forgets the rumors of a previous one (tests re-init). */
+	memset(seen_ring, 0, sizeof(seen_ring));
+	memset(seen_set, 0, sizeof(seen_set));
+	seen_next = 0;
 	dcbor_buf_init(&batch);
 	batch_n = 0;
 	flush_ev = event_new(pd->base, -1, 0, gossip_flush, NULL);
