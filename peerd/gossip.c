@@ -437,10 +437,19 @@ recv_group_ad(struct member *from, const uint8_t *body, size_t len)
 		    strcmp(key, "name") != 0 ||
 		    get_small_text(&rd, name, sizeof(name)) == -1)
 			return -1;
-		if (memcmp(id, pd->ident.id, IDENTITY_ID_LEN) == 0)
+		if (memcmp(id, pd->ident.id, IDENTITY_ID_LEN) == 0 ||
+		    member_find(id) != NULL)
 			continue;
-		if (member_find(id) == NULL)
-			member_get(id, name, addr);
+		/*
+		 * An advertisement is only a hint, and one frame can carry
+		 * a hundred thousand made-up members: it never grows the
+		 * table past what --max-links could ever link to.
+		 */
+		if (member_count() >= pd->conf.max_links) {
+			pd_count_limit(LINKS);
+			continue;
+		}
+		member_get(id, name, addr);
 	}
 	return dcbor_left(&rd) == 0 ? 0 : -1;
 }
