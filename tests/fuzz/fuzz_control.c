@@ -18,9 +18,15 @@
  * input starts from the same state (replica, faults, links and seeds are
  * rebuilt), so a crash replays from its file alone.
  *
+ * Beyond not crashing, each input checks the contract of control.h: every
+ * line the client gets is one JSON object, a reply or an event, and every
+ * request line gets exactly one reply (takes still in flight are cancelled,
+ * and so answered, before the client hangs up).
+ *
  * Seeds: tests/fuzz/seeds/fuzz_control/, request lines for every command.
  * FUZZ_ECHO=1 shows the replies on stderr (to read what a crash file did).
  */
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,6 +59,7 @@ static struct peerd	 fz_peerd;
 static char		 fz_dir[] = "/tmp/fuzz_control.XXXXXX";
 static char		 fz_sock[sizeof(fz_dir) + 16];
 static int		 fz_echo;
+static struct evbuffer	*fz_out;	/* what the client received */
 
 /* As main.c's, but the process must go on: only mark the daemon stopping. */
 void
@@ -149,20 +156,92 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	    pd->conf.max_clients, pd->conf.max_line);
 	if (pd->control == NULL)
 		fatalx("fuzz_control: control_new");
+	fz_out = evbuffer_new();
 	atexit(fz_cleanup);
 	return 0;
 }
 
-/* The client's replies: dropped, or shown with FUZZ_ECHO=1 (debugging). */
+/* The client's replies: kept for fz_check, shown with FUZZ_ECHO=1. */
 static void
 fz_sink(struct bufferevent *bev, void *arg)
 {
 	struct evbuffer *in = bufferevent_get_input(bev);
 
 	(void)arg;
+	evbuffer_remove_buffer(in, fz_out, evbuffer_get_length(in));
+}
+
+/*
+ * The request lines in the input, split as a client would mean them (not
+ * by asking control.c); *too_large when a line passes the cap, which ends
+ * the connection.
+ */
+static uint64_t
+fz_requests(const uint8_t *p, size_t n, bool *too_large)
+{
+	uint64_t req = 0;
+
+	*too_large = false;
+	while (n > 0) {
+		const uint8_t *eol = memchr(p, '\n', n);
+		size_t len;
+
+		if (eol == NULL) {
+			*too_large = n > FUZZ_MAX_LINE;
+			break;
+		}
+		len = (size_t)(eol - p);
+		if (len > FUZZ_MAX_LINE) {
+			*too_large = true;
+			break;
+		}
+		if (len > 0 && !(len == 1 && p[0] == '\r'))
+			req++;
+		p += len + 1;
+		n -= len + 1;
+	}
+	return req;
+}
+
+/*
+ * Every line out is one JSON object, a reply (with "id") or an event; and
+ * every request line got exactly one reply (control.h), the line cap's
+ * own answer aside, after which the connection closes.
+ */
+static void
+fz_check(struct bufferevent *client, const uint8_t *data, size_t size)
+{
+	uint64_t replies = 0, requests;
+	bool too_large;
+	size_t n;
+	char *line;
+
+	/* What the pair moved over without running the read callback. */
+	fz_sink(client, NULL);
+	while ((line = evbuffer_readln(fz_out, &n, EVBUFFER_EOL_LF)) != NULL) {
+		json_t *j = json_loadb(line, n, 0, NULL);
+
+		if (fz_echo)
+			fprintf(stderr, "%s\n", line);
+
+		if (!json_is_object(j))
+			abort();
+		if (json_object_get(j, "id") != NULL)
+			replies++;
+		else if (!json_is_string(json_object_get(j, "event")))
+			abort();
+		json_decref(j);
+		free(line);
+	}
+	if (evbuffer_get_length(fz_out) != 0)
+		abort();
+	requests = fz_requests(data, size, &too_large);
 	if (fz_echo)
-		evbuffer_write(in, STDERR_FILENO);
-	evbuffer_drain(in, evbuffer_get_length(in));
+		fprintf(stderr, "%llu requests, %llu replies%s\n",
+		    (unsigned long long)requests, (unsigned long long)replies,
+		    too_large ? ", a line too large" : "");
+	if (too_large ? replies > requests + 1 : replies != requests)
+		abort();
 }
 
 static void
@@ -187,6 +266,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* The pair hands the bytes over at once: lines run in here. */
 	bufferevent_write(pair[1], data, size);
 	fz_turns(FUZZ_LOOP_TURNS);
+	replica_cancel_takes();		/* answered while the client is here */
+	fz_check(pair[1], data, size);
 
 	/* The client hangs up; the reaper frees it on the next turn. */
 	bufferevent_flush(pair[1], EV_WRITE, BEV_FINISHED);
