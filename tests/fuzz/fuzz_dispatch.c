@@ -468,6 +468,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 	}
 
+	/* What a body can make this peer hold is bounded. */
+	if (member_count() > pd->conf.max_links ||
+	    replica_count() > pd->conf.max_entries)
+		abort();
 	if (fz_echo)
 		fprintf(stderr, "mode %u rc %d: records %llu (refused %llu, "
 		    "bad signature %llu), claims rejected %llu, unverified "
