@@ -148,7 +148,7 @@ run: deps all
 FUZZ_CC      ?= clang
 FUZZ_O       := build/fuzz
 FUZZ_CFLAGS  := -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer-no-link,address,undefined \
-	-Icommon -Ipeerd -Iorchestrator $(PKG_CFLAGS)
+	-Icommon -Ipeerd -Iorchestrator $(PKG_CFLAGS) -MMD -MP
 FUZZ_COMMON  := $(COMMON_SRC:%.c=$(FUZZ_O)/obj/%.o)
 FUZZ_PEERD   := $(PEERD_SRC:%.c=$(FUZZ_O)/obj/%.o)
 FUZZ_ORCH    := $(ORCH_SRC:%.c=$(FUZZ_O)/obj/%.o)
@@ -159,13 +159,21 @@ $(FUZZ_O)/obj/%.o: %.c
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -c $< -o $@
 
-# One archive, so a target links only the modules it uses (peerd's modules
-# refer to the daemon's globals in peerd/main.c, which no target links).
-$(FUZZ_O)/libfuzz.a: $(FUZZ_COMMON) $(FUZZ_PEERD) $(FUZZ_ORCH)
-	@mkdir -p $(@D)
+# Archives, as for the unit tests: a target pulls only the modules it uses,
+# so a codec target needs nothing from peerd, and a target that drives the
+# daemon defines what peerd/main.c would (pd, peerd_shutdown,
+# peerd_uptime_us).
+$(FUZZ_O)/libcommon.a: $(FUZZ_COMMON)
 	rm -f $@ && ar rcs $@ $^
 
-$(FUZZ_O)/%: tests/fuzz/%.c $(FUZZ_O)/libfuzz.a
+$(FUZZ_O)/libpeerd.a: $(FUZZ_PEERD)
+	rm -f $@ && ar rcs $@ $^
+
+$(FUZZ_O)/liborch.a: $(FUZZ_ORCH)
+	rm -f $@ && ar rcs $@ $^
+
+$(FUZZ_O)/%: $(FUZZ_O)/obj/tests/fuzz/%.o $(FUZZ_O)/libpeerd.a \
+    $(FUZZ_O)/liborch.a $(FUZZ_O)/libcommon.a
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $^ $(LIBS)
 
@@ -185,4 +193,4 @@ install: all
 clean:
 	rm -rf build
 
--include $(shell find $(O)/obj -name '*.d' 2>/dev/null)
+-include $(shell find $(O)/obj $(FUZZ_O)/obj -name '*.d' 2>/dev/null | sort -u)

@@ -871,6 +871,17 @@ space_rec_decode(struct dcbor_rd *rd, struct entry **e, struct crdt_rec *cr)
 		return -1;
 	if (entry_decode(rd, e) != ENTRY_OK)
 		return -1;
+	/*
+	 * One record is one entry with its state.  A state under another id
+	 * would be merged into that id's record on the strength of this
+	 * entry's signature (and a claim signed for this entry with it).
+	 */
+	if (memcmp((*e)->id, cr->id, ENTRY_ID_LEN) != 0) {
+		entry_free(*e);
+		*e = NULL;
+		rd->err = DCBOR_ETYPE;
+		return -1;
+	}
 	return 0;
 }
 

@@ -177,7 +177,8 @@ void		 space_foreach_bucket(const struct space *sp,
 void		 space_rec_encode(struct dcbor_buf *b, const struct space_rec *r);
 /*
  * Read one wire record: *e gets a new entry, cr (initialised by the
- * caller) its state.  0, or -1 (*e NULL).
+ * caller) its state.  0, or -1 (*e NULL), also when the state's id is not
+ * the entry's.
  */
 int		 space_rec_decode(struct dcbor_rd *rd, struct entry **e,
 		    struct crdt_rec *cr);

@@ -182,6 +182,35 @@ ctl_ok(struct ctl_req *req, json_t *result)
 	ctl_req_free(req);
 }
 
+/*
+ * Replace each byte that does not start a valid UTF-8 character with '?'.
+ * Error messages quote what the client sent, cut to a length (%.64s, the
+ * buffer below), and a cut can split a character; jansson refuses such a
+ * string, and the request would go unanswered.
+ */
+static void
+ctl_utf8_scrub(char *s)
+{
+	unsigned char *p = (unsigned char *)s;
+
+	while (*p != '\0') {
+		size_t n = *p < 0x80 ? 1 : (*p & 0xe0) == 0xc0 ? 2 :
+		    (*p & 0xf0) == 0xe0 ? 3 : (*p & 0xf8) == 0xf0 ? 4 : 0;
+		uint32_t cp = n == 2 ? *p & 0x1f : n == 3 ? *p & 0x0f : *p & 0x07;
+		size_t i;
+
+		for (i = 1; i < n && (p[i] & 0xc0) == 0x80; i++)
+			cp = cp << 6 | (p[i] & 0x3f);
+		if (n == 0 || i < n || (n == 2 && cp < 0x80) ||
+		    (n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) ||
+		    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff) {
+			*p++ = '?';
+			continue;
+		}
+		p += n;
+	}
+}
+
 static void
 ctl_fail_v(struct ctl_client *c, json_t *id, enum ctl_err err,
     const char *fmt, va_list ap)
@@ -190,6 +219,7 @@ ctl_fail_v(struct ctl_client *c, json_t *id, enum ctl_err err,
 	json_t *msg;
 
 	vsnprintf(msgtext, sizeof(msgtext), fmt, ap);
+	ctl_utf8_scrub(msgtext);
 	pd_count(control_errors);
 	msg = json_pack("{s:o, s:b, s:{s:s, s:s}}", "id",
 	    id ? json_incref(id) : json_null(), "ok", 0, "error", "code",
@@ -362,19 +392,27 @@ ctl_accept_cb(struct evconnlistener *l, evutil_socket_t fd,
     struct sockaddr *sa, int salen, void *arg)
 {
 	struct control *ctl = arg;
-	struct ctl_client *c;
+	struct bufferevent *bev;
 
 	(void)l;
 	(void)sa;
 	(void)salen;
-	c = xcalloc(1, sizeof(*c));
-	c->serial = ++ctl->serial;
-	c->bev = bufferevent_socket_new(ctl->base, fd, BEV_OPT_CLOSE_ON_FREE);
-	if (c->bev == NULL) {
+	bev = bufferevent_socket_new(ctl->base, fd, BEV_OPT_CLOSE_ON_FREE);
+	if (bev == NULL) {
 		close(fd);
-		free(c);
 		return;
 	}
+	control_attach(ctl, bev);
+}
+
+struct ctl_client *
+control_attach(struct control *ctl, struct bufferevent *bev)
+{
+	struct ctl_client *c;
+
+	c = xcalloc(1, sizeof(*c));
+	c->serial = ++ctl->serial;
+	c->bev = bev;
 	TAILQ_INSERT_TAIL(&ctl->clients, c, entry);
 	ctl->nclients++;
 	bufferevent_setcb(c->bev, ctl_read_cb, ctl_write_cb, ctl_event_cb, c);
@@ -384,9 +422,10 @@ ctl_accept_cb(struct evconnlistener *l, evutil_socket_t fd,
 		    ctl->max_clients);
 		c->closing = true;
 		bufferevent_enable(c->bev, EV_WRITE);
-		return;
+		return c;
 	}
 	bufferevent_enable(c->bev, EV_READ | EV_WRITE);
+	return c;
 }
 
 struct control *

@@ -17,6 +17,7 @@
 
 #include <jansson.h>
 
+struct bufferevent;
 struct event_base;
 struct ctl_client;
 
@@ -53,6 +54,12 @@ struct control	*control_new(struct event_base *base, const char *path,
 		    uint32_t max_clients, uint32_t max_line);
 /* Close every client and the socket, and unlink it. */
 void		 control_free(struct control *ctl);
+/*
+ * Make a client of a connected bufferevent, which ctl owns from then on
+ * (what an accept does; tests attach one end of a bufferevent_pair).
+ */
+struct ctl_client *control_attach(struct control *ctl,
+		    struct bufferevent *bev);
 const char	*control_err_name(enum ctl_err err);
 
 /* Answer req with a result (a new reference is stolen); frees req. */

@@ -482,10 +482,19 @@ recv_group_ad(struct member *from, const uint8_t *body, size_t len)
 		    strcmp(key, "name") != 0 ||
 		    get_small_text(&rd, name, sizeof(name)) == -1)
 			return -1;
-		if (memcmp(id, pd->ident.id, IDENTITY_ID_LEN) == 0)
+		if (memcmp(id, pd->ident.id, IDENTITY_ID_LEN) == 0 ||
+		    member_find(id) != NULL)
 			continue;
-		if (member_find(id) == NULL)
-			member_get(id, name, addr);
+		/*
+		 * An advertisement is only a hint, and one frame can carry
+		 * a hundred thousand made-up members: it never grows the
+		 * table past what --max-links could ever link to.
+		 */
+		if (member_count() >= pd->conf.max_links) {
+			pd_count_limit(LINKS);
+			continue;
+		}
+		member_get(id, name, addr);
 	}
 	return dcbor_left(&rd) == 0 ? 0 : -1;
 }
@@ -603,6 +612,10 @@ gossip_tick(void)
 void
 gossip_init(void)
 {
+	/* A fresh start forgets the rumors of a previous one (tests re-init). */
+	memset(seen_ring, 0, sizeof(seen_ring));
+	memset(seen_set, 0, sizeof(seen_set));
+	seen_next = 0;
 	dcbor_buf_init(&batch);
 	batch_n = 0;
 	flush_ev = event_new(pd->base, -1, 0, gossip_flush, NULL);

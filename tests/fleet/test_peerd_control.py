@@ -54,6 +54,14 @@ def test_errors_and_survival():
         expect_error(ctl, b'{"id": 12, "cmd": "hello", "id": 13}\n',
                      "bad_json")
         expect_error(ctl, b"\xff\xfe\x00garbage\n", "bad_json")
+        # Messages quote the request cut to a length; a cut inside a
+        # multibyte character once left the request with no answer.
+        name = ("a" * 63 + "\u00e9").encode()
+        rep = expect_error(ctl, b'{"id": 14, "cmd": "' + name + b'"}\n',
+                           "unknown_cmd")
+        assert rep["id"] == 14
+        expect_error(ctl, b'{"id": 15, "cmd": "connect", "args": {"addr": "'
+                     + ("\u20ac" * 40).encode() + b'"}}\n', "bad_args")
         # The same connection still works after all of that.
         assert ctl.call("hello")["name"] == p.name
         assert "commands" in ctl.call("help")

@@ -721,6 +721,51 @@ START_TEST(remote_tombstone_not_resurrected)
 }
 END_TEST
 
+/*
+ * A wire record whose state is under another entry's id is refused: else
+ * the state (and a claim signed for the carried entry) would be merged
+ * into that other record on the strength of the carried entry alone.
+ */
+START_TEST(record_ids_must_agree)
+{
+	struct space *a = space_new(1, self_a, 100);
+	struct template *t = tmpl("{\"type\":\"task#v1\"}");
+	struct hlc_stamp st = { T0, 0, 1 };
+	struct space_rec *rx, *ry;
+	struct crdt_rec cr, got;
+	struct dcbor_buf b;
+	struct dcbor_rd rd;
+	struct entry *e = NULL;
+
+	space_write(a, mk("task#v1", "{\"n\":1}", T0, 0, 100000), T0);
+	space_write(a, mk("task#v1", "{\"n\":2}", T0, 1, 100000), T0);
+	ry = space_take_local(a, t, &st, T0, 1000);	/* n 1, claimed */
+	ck_assert_ptr_nonnull(ry);
+	rx = space_read(a, t, T0);			/* n 2 */
+	ck_assert_ptr_nonnull(rx);
+	ck_assert_int_eq(field_n(rx), 2);
+	/* {"rec": x's id with y's state and claim, "entry": y} */
+	crdt_rec_init(&cr, space_rec_entry(rx)->id);
+	crdt_state_copy(&cr.st, space_rec_state(ry));
+	cr.claim = *space_rec_claim(ry);
+	dcbor_buf_init(&b);
+	dcbor_put_map(&b, 2);
+	dcbor_put_cstr(&b, "rec");
+	crdt_rec_encode(&b, &cr);
+	dcbor_put_cstr(&b, "entry");
+	entry_encode(&b, space_rec_entry(ry));
+	memset(&got, 0, sizeof(got));
+	dcbor_rd_init(&rd, b.data, b.len);
+	ck_assert_int_eq(space_rec_decode(&rd, &e, &got), -1);
+	ck_assert_ptr_null(e);
+	crdt_rec_free(&got);
+	crdt_rec_free(&cr);
+	dcbor_buf_free(&b);
+	template_free(t);
+	space_free(a);
+}
+END_TEST
+
 START_TEST(many_entries_index)
 {
 	/* Enough records to grow the table, compact the index and rebuild. */
@@ -799,6 +844,7 @@ space_suite(void)
 	tcase_add_test(tc, digest_repair);
 	tcase_add_test(tc, lease_race_claims_converge);
 	tcase_add_test(tc, remote_tombstone_not_resurrected);
+	tcase_add_test(tc, record_ids_must_agree);
 	tcase_add_test(tc, many_entries_index);
 	suite_add_tcase(s, tc);
 	return s;

@@ -1,0 +1,287 @@
+/*
+ * fuzz_control.c: libFuzzer target for the control-line path (DESIGN 4):
+ * line splitting and the line cap (control.c), JSON parsing, the command
+ * table's lookup and argument checks (cmd.c) and every handler behind it.
+ *
+ * The input is what a client would write on the control socket.  It goes
+ * through one end of a bufferevent_pair whose other end is attached as a
+ * control client (control_attach), so the real read callback splits the
+ * lines; replies come back on the pair and are thrown away.  Behind it is
+ * a real daemon state: a fixed identity, the clock, the replica, the TCP
+ * listener on 127.0.0.1:0 and the control socket in a temporary directory.
+ *
+ * What the fuzzer cannot survive is neutered here, not in the daemon:
+ * "shutdown" only marks the daemon stopping (peerd_shutdown below);
+ * "connect" parses and records its seed, but max_links is 0 so nothing is
+ * dialed.  settle_ms is 0, so a take settles within the few non-blocking
+ * loop turns each input gets; what is still in flight is cancelled.  Every
+ * input starts from the same state (replica, faults, links and seeds are
+ * rebuilt), so a crash replays from its file alone.
+ *
+ * Beyond not crashing, each input checks the contract of control.h: every
+ * line the client gets is one JSON object, a reply or an event, and every
+ * request line gets exactly one reply (takes still in flight are cancelled,
+ * and so answered, before the client hangs up).
+ *
+ * Seeds: tests/fuzz/seeds/fuzz_control/, request lines for every command.
+ * FUZZ_ECHO=1 shows the replies on stderr (to read what a crash file did).
+ */
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+
+#include "clock.h"
+#include "control.h"
+#include "fault.h"
+#include "identity.h"
+#include "link.h"
+#include "log.h"
+#include "peerd.h"
+#include "replica.h"
+#include "stats.h"
+#include "trace.h"
+
+#define FUZZ_MAX_LINE	2048	/* small, so the too_large path is reached */
+#define FUZZ_LOOP_TURNS	4
+
+int	LLVMFuzzerInitialize(int *argc, char ***argv);
+int	LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+struct peerd		*pd;
+static struct peerd	 fz_peerd;
+static char		 fz_dir[] = "/tmp/fuzz_control.XXXXXX";
+static char		 fz_sock[sizeof(fz_dir) + 16];
+static int		 fz_echo;
+static struct evbuffer	*fz_out;	/* what the client received */
+
+/* As main.c's, but the process must go on: only mark the daemon stopping. */
+void
+peerd_shutdown(const char *why)
+{
+	if (pd->stopping)
+		return;
+	pd->stopping = true;
+	trace_add("peer", "shutdown: %s", why);
+}
+
+uint64_t
+peerd_uptime_us(void)
+{
+	return clock_mono_us() - pd->start_us;
+}
+
+static void
+fz_conf(struct peerd_conf *c)
+{
+	/* main.c's defaults, with the changes the header comment explains. */
+	memset(c, 0, sizeof(*c));
+	c->name = "fuzz";
+	c->dir = fz_dir;
+	c->listen = "127.0.0.1:0";
+	c->control = fz_sock;
+	c->group = "fleet";
+	c->log_level = "error";
+	c->settle_ms = 0;
+	c->take_retry_ms = 1;
+	c->take_lease_ms = 30000;
+	c->gossip_ms = 1000;
+	c->tick_ms = 250;
+	c->silence_ms = 30000;
+	c->ping_timeout_ms = 2000;
+	c->fanout = 3;
+	c->hops = 6;
+	c->max_age_s = 300;
+	c->max_future_s = 600;
+	c->rate_burst = 50000;
+	c->rate_per_s = 10000;
+	c->strikes = 16;
+	c->quarantine_s = 600;
+	c->max_links = 0;		/* never dial */
+	c->max_clients = 64;
+	c->max_frame = 8u << 20;
+	c->max_line = FUZZ_MAX_LINE;
+	c->max_entries = 4096;
+	c->trace_events = 1024;
+}
+
+static void
+fz_links_start(void)
+{
+	if (link_init(pd->conf.listen, pd->listen_addr,
+	    sizeof(pd->listen_addr)) == -1)
+		fatalx("fuzz_control: link_init failed");
+}
+
+static void
+fz_cleanup(void)
+{
+	control_free(pd->control);
+	unlink(fz_sock);
+	rmdir(fz_dir);
+}
+
+int
+LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	uint8_t seed[IDENTITY_SEED_LEN];
+
+	(void)argc;
+	(void)argv;
+	pd = &fz_peerd;
+	fz_echo = getenv("FUZZ_ECHO") != NULL;
+	if (mkdtemp(fz_dir) == NULL)
+		fatal("fuzz_control: mkdtemp");
+	snprintf(fz_sock, sizeof(fz_sock), "%s/control.sock", fz_dir);
+	fz_conf(&pd->conf);
+	log_init("fuzz_control", LOG_LVL_ERROR, NULL);
+	memset(seed, 0x42, sizeof(seed));
+	if (identity_from_seed(&pd->ident, seed) == -1)
+		fatalx("fuzz_control: identity");
+	pd->start_us = clock_mono_us();
+	if ((pd->base = event_base_new()) == NULL)
+		fatalx("fuzz_control: event_base_new");
+	trace_init(pd->conf.trace_events);
+	hlc_init(&pd->hlc, pd->ident.node);
+	stats_init();
+	replica_init();
+	fz_links_start();
+	pd->control = control_new(pd->base, pd->conf.control,
+	    pd->conf.max_clients, pd->conf.max_line);
+	if (pd->control == NULL)
+		fatalx("fuzz_control: control_new");
+	fz_out = evbuffer_new();
+	atexit(fz_cleanup);
+	return 0;
+}
+
+/* The client's replies: kept for fz_check, shown with FUZZ_ECHO=1. */
+static void
+fz_sink(struct bufferevent *bev, void *arg)
+{
+	struct evbuffer *in = bufferevent_get_input(bev);
+
+	(void)arg;
+	evbuffer_remove_buffer(in, fz_out, evbuffer_get_length(in));
+}
+
+/*
+ * The request lines in the input, split as a client would mean them (not
+ * by asking control.c); *too_large when a line passes the cap, which ends
+ * the connection.
+ */
+static uint64_t
+fz_requests(const uint8_t *p, size_t n, bool *too_large)
+{
+	uint64_t req = 0;
+
+	*too_large = false;
+	while (n > 0) {
+		const uint8_t *eol = memchr(p, '\n', n);
+		size_t len;
+
+		if (eol == NULL) {
+			*too_large = n > FUZZ_MAX_LINE;
+			break;
+		}
+		len = (size_t)(eol - p);
+		if (len > FUZZ_MAX_LINE) {
+			*too_large = true;
+			break;
+		}
+		if (len > 0 && !(len == 1 && p[0] == '\r'))
+			req++;
+		p += len + 1;
+		n -= len + 1;
+	}
+	return req;
+}
+
+/*
+ * Every line out is one JSON object, a reply (with "id") or an event; and
+ * every request line got exactly one reply (control.h), the line cap's
+ * own answer aside, after which the connection closes.
+ */
+static void
+fz_check(struct bufferevent *client, const uint8_t *data, size_t size)
+{
+	uint64_t replies = 0, requests;
+	bool too_large;
+	size_t n;
+	char *line;
+
+	/* What the pair moved over without running the read callback. */
+	fz_sink(client, NULL);
+	while ((line = evbuffer_readln(fz_out, &n, EVBUFFER_EOL_LF)) != NULL) {
+		json_t *j = json_loadb(line, n, 0, NULL);
+
+		if (fz_echo)
+			fprintf(stderr, "%s\n", line);
+
+		if (!json_is_object(j))
+			abort();
+		if (json_object_get(j, "id") != NULL)
+			replies++;
+		else if (!json_is_string(json_object_get(j, "event")))
+			abort();
+		json_decref(j);
+		free(line);
+	}
+	if (evbuffer_get_length(fz_out) != 0)
+		abort();
+	requests = fz_requests(data, size, &too_large);
+	if (fz_echo)
+		fprintf(stderr, "%llu requests, %llu replies%s\n",
+		    (unsigned long long)requests, (unsigned long long)replies,
+		    too_large ? ", a line too large" : "");
+	if (too_large ? replies > requests + 1 : replies != requests)
+		abort();
+}
+
+static void
+fz_turns(int n)
+{
+	for (int i = 0; i < n; i++)
+		event_base_loop(pd->base, EVLOOP_NONBLOCK);
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct bufferevent *pair[2];
+
+	if (bufferevent_pair_new(pd->base, 0, pair) == -1)
+		abort();
+	bufferevent_setcb(pair[1], fz_sink, NULL, NULL, NULL);
+	bufferevent_enable(pair[1], EV_READ | EV_WRITE);
+	if (control_attach(pd->control, pair[0]) == NULL)
+		abort();
+
+	/* The pair hands the bytes over at once: lines run in here. */
+	bufferevent_write(pair[1], data, size);
+	fz_turns(FUZZ_LOOP_TURNS);
+	replica_cancel_takes();		/* answered while the client is here */
+	fz_check(pair[1], data, size);
+
+	/* The client hangs up; the reaper frees it on the next turn. */
+	bufferevent_flush(pair[1], EV_WRITE, BEV_FINISHED);
+	fz_turns(1);
+	bufferevent_free(pair[1]);
+	if (control_clients() != 0)
+		abort();
+
+	/* Back to the starting state. */
+	replica_free();
+	replica_init();
+	fault_clear();
+	link_shutdown();
+	fz_links_start();
+	pd->stopping = false;
+	return 0;
+}

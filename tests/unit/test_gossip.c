@@ -1,0 +1,164 @@
+/*
+ * test_gossip.c: frame bodies after the handshake, through gossip_recv,
+ * with a daemon state but no sockets (members have no link, so nothing is
+ * sent).  What a peer receives must be refused or bounded, never trusted
+ * to size the receiver's tables.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <check.h>
+#include <event2/event.h>
+
+#include "clock.h"
+#include "dcbor.h"
+#include "frame.h"
+#include "gossip.h"
+#include "identity.h"
+#include "log.h"
+#include "member.h"
+#include "peerd.h"
+#include "replica.h"
+#include "stats.h"
+#include "trace.h"
+
+/* What peerd/main.c defines for the other modules. */
+struct peerd		*pd;
+static struct peerd	 td;
+
+void
+peerd_shutdown(const char *why)
+{
+	(void)why;
+	pd->stopping = true;
+}
+
+uint64_t
+peerd_uptime_us(void)
+{
+	return clock_mono_us() - pd->start_us;
+}
+
+static struct member *from;
+
+static void
+setup(void)
+{
+	uint8_t seed[IDENTITY_SEED_LEN], id[IDENTITY_ID_LEN];
+
+	pd = &td;
+	memset(pd, 0, sizeof(*pd));
+	pd->conf.name = "t";
+	pd->conf.group = "fleet";
+	pd->conf.gossip_ms = 1000;
+	pd->conf.fanout = 3;
+	pd->conf.hops = 6;
+	pd->conf.rate_burst = 100;
+	pd->conf.max_links = 8;
+	pd->conf.max_frame = 8u << 20;
+	pd->conf.max_entries = 100;
+	log_init("test_gossip", LOG_LVL_ERROR, NULL);
+	memset(seed, 7, sizeof(seed));
+	ck_assert_int_eq(identity_from_seed(&pd->ident, seed), 0);
+	pd->base = event_base_new();
+	ck_assert_ptr_nonnull(pd->base);
+	trace_init(64);
+	hlc_init(&pd->hlc, pd->ident.node);
+	stats_init();
+	member_init();
+	replica_init();
+	memset(id, 0xee, sizeof(id));
+	from = member_get(id, "sender", "127.0.0.1:1");
+}
+
+static void
+teardown(void)
+{
+	replica_free();
+	member_free_all();
+	trace_free();
+	event_base_free(pd->base);
+	identity_free(&pd->ident);
+}
+
+/* {"members": [n made-up members]} */
+static void
+group_ad(struct dcbor_buf *b, size_t n)
+{
+	dcbor_put_map(b, 1);
+	dcbor_put_cstr(b, "members");
+	dcbor_put_array(b, n);
+	for (size_t i = 0; i < n; i++) {
+		uint8_t id[IDENTITY_ID_LEN];
+
+		memset(id, 0, sizeof(id));
+		memcpy(id, &i, sizeof(i));
+		id[31] = 0x5a;
+		dcbor_put_map(b, 3);
+		dcbor_put_cstr(b, "id");
+		dcbor_put_bytes(b, id, sizeof(id));
+		dcbor_put_cstr(b, "addr");
+		dcbor_put_cstr(b, "127.0.0.1:9");
+		dcbor_put_cstr(b, "name");
+		dcbor_put_cstr(b, "made-up");
+	}
+}
+
+START_TEST(group_ad_bounded)
+{
+	struct dcbor_buf b;
+
+	dcbor_buf_init(&b);
+	group_ad(&b, 1000);
+	ck_assert_int_eq(gossip_recv(from, FRAME_GROUP_AD, b.data, b.len), 0);
+	ck_assert_uint_eq(member_count(), pd->conf.max_links);
+	ck_assert_uint_eq(pd_metrics.limits_hit[METRICS_LIMIT_LINKS],
+	    1000 - (pd->conf.max_links - 1));
+	/* Known members are still refreshed, not counted again. */
+	ck_assert_int_eq(gossip_recv(from, FRAME_GROUP_AD, b.data, b.len), 0);
+	ck_assert_uint_eq(member_count(), pd->conf.max_links);
+	dcbor_buf_free(&b);
+}
+END_TEST
+
+START_TEST(group_ad_small_fits)
+{
+	struct dcbor_buf b;
+
+	dcbor_buf_init(&b);
+	group_ad(&b, 3);
+	ck_assert_int_eq(gossip_recv(from, FRAME_GROUP_AD, b.data, b.len), 0);
+	ck_assert_uint_eq(member_count(), 4);
+	ck_assert_uint_eq(pd_metrics.limits_hit[METRICS_LIMIT_LINKS], 0);
+	/* A truncated advertisement is malformed. */
+	ck_assert_int_eq(gossip_recv(from, FRAME_GROUP_AD, b.data, b.len - 1),
+	    -1);
+	dcbor_buf_free(&b);
+}
+END_TEST
+
+static Suite *
+gossip_suite(void)
+{
+	Suite *s = suite_create("gossip");
+	TCase *tc = tcase_create("core");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, group_ad_bounded);
+	tcase_add_test(tc, group_ad_small_fits);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner *sr = srunner_create(gossip_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
