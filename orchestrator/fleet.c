@@ -116,6 +116,12 @@ argv_knobs(char ***argv, int *n, json_t *knobs)
 		return;
 	json_object_foreach(knobs, k, v) {
 		snprintf(flag, sizeof(flag), "--%s", k);
+		/* A switch without a value: 1 passes it, 0 leaves it out. */
+		if (strcmp(k, "test-hooks") == 0) {
+			if (json_integer_value(v) == 1)
+				argv_push(argv, n, flag);
+			continue;
+		}
 		argv_push(argv, n, flag);
 		if (json_is_integer(v))
 			snprintf(val, sizeof(val), "%lld",
@@ -179,31 +185,52 @@ subst(const char *in, const char *key, const char *val)
 	return out;
 }
 
+/* s in single quotes, for wordexp (malloc'd). */
+static char *
+shell_quote(const char *s)
+{
+	char *out = xmalloc(4 * strlen(s) + 3), *w = out;
+
+	*w++ = '\'';
+	for (; *s != '\0'; s++) {
+		if (*s == '\'')
+			w = stpcpy(w, "'\\''");
+		else
+			*w++ = *s;
+	}
+	*w++ = '\'';
+	*w = '\0';
+	return out;
+}
+
 int
 fleet_set_wrap(struct peer *p, const char *prefix)
 {
+	char *qdir = shell_quote(p->dir), *qname = shell_quote(p->name);
+	char *text = xstrdup(prefix), *next;
 	wordexp_t we;
 	char **argv = NULL;
 	int n = 0;
 
-	if (wordexp(prefix, &we, WRDE_NOCMD | WRDE_UNDEF) != 0)
-		return -1;
-	for (size_t i = 0; i < we.we_wordc; i++) {
-		char *a = subst(we.we_wordv[i], "{dir}", p->dir);
-		char *b = subst(a, "{name}", p->name);
-
-		/* Substitute every occurrence, not just the first. */
-		while (strstr(b, "{dir}") || strstr(b, "{name}")) {
-			free(a);
-			a = subst(b, "{dir}", p->dir);
-			free(b);
-			b = subst(a, "{name}", p->name);
-		}
-		argv_push(&argv, &n, b);
-		free(a);
-		free(b);
+	/* {dir} and {name} first (wordexp refuses braces), quoted. */
+	while (strstr(text, "{dir}") || strstr(text, "{name}")) {
+		next = subst(text, "{dir}", qdir);
+		free(text);
+		text = subst(next, "{name}", qname);
+		free(next);
 	}
+	free(qdir);
+	free(qname);
+	if (wordexp(text, &we, WRDE_NOCMD | WRDE_UNDEF) != 0) {
+		free(text);
+		return -1;
+	}
+	free(text);
+	for (size_t i = 0; i < we.we_wordc; i++)
+		argv_push(&argv, &n, we.we_wordv[i]);
 	wordfree(&we);
+	if (n == 0)
+		return -1;
 	argv_free(p->wrap);
 	p->wrap = argv;
 	return 0;
@@ -367,7 +394,7 @@ fleet_signal(struct peer *p, int sig)
 		p->state = PEER_PAUSED;
 	else if (sig == SIGCONT)
 		p->state = PEER_RUNNING;
-	else if (sig == SIGTERM && p->state == PEER_PAUSED)
+	else if (sig == SIGTERM)
 		kill(-p->pid, SIGCONT);	/* a stopped process cannot exit */
 	return 0;
 }

@@ -3,7 +3,12 @@
  *
  *   orchestrate SCENARIO.json [--peers N] [--set KEY=VALUE]... [--seed N]
  *               [--out DIR] [--dry-run] [--timeout S] [--keep]
+ *               [--hold K] [--wrap K=PREFIX]... [--stall-s S]
  *               [--quiet|--verbose] [--peerd PATH]
+ *   orchestrate down RUN_DIR      stop a fleet left up by --keep
+ *   orchestrate replay RUN_DIR    run again with the same resolved
+ *                                 scenario and seed; report the first step
+ *                                 whose outcome differs
  *
  * Exit status: 0 every check passed, 1 a check failed (or could not be
  * measured), 2 the run could not complete.
@@ -23,7 +28,9 @@
 
 #include <openssl/rand.h>
 
+#include "debug.h"
 #include "log.h"
+#include "replay.h"
 #include "report.h"
 #include "run.h"
 #include "scenario.h"
@@ -40,6 +47,10 @@ static const struct option longopts[] = {
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "keep", no_argument, NULL, 'k' },
 	{ "peerd", required_argument, NULL, 'p' },
+	{ "hold", required_argument, NULL, 'H' },
+	{ "hold-timeout", required_argument, NULL, 'T' },
+	{ "wrap", required_argument, NULL, 'w' },
+	{ "stall-s", required_argument, NULL, 'W' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 }
 };
@@ -56,9 +67,22 @@ usage(FILE *fp)
 "  --out DIR          where run directories are made (default results)\n"
 "  --dry-run          print the resolved scenario and exit\n"
 "  --timeout S        bound on the whole run (default: the scenario's)\n"
-"  --keep             leave the fleet running at the end\n"
+"  --keep             leave the fleet running at the end (see: down)\n"
+"  --hold K           start peer K (a list like 1,3, or all) stopped before\n"
+"                     its loop; print its gdb line; wait until continued\n"
+"  --hold-timeout S   how long to wait for a held peer (default 600)\n"
+"  --wrap K=PREFIX    run PREFIX in front of peer K's command, e.g.\n"
+"                     --wrap 1='perf record -g -o {dir}/perf.data'\n"
+"                     ({dir} and {name} are substituted; repeatable)\n"
+"  --stall-s S        the watchdog: no progress for S seconds, or a peer\n"
+"                     silent for 5 s, captures hang/ and ends the run\n"
+"                     (default 30; 0 turns it off)\n"
 "  --quiet, --verbose less or more progress on stderr\n"
 "  --peerd PATH       the peerd binary (default: beside orchestrate)\n"
+"\n"
+"\n"
+"       orchestrate down RUN_DIR      stop a fleet left up by --keep\n"
+"       orchestrate replay RUN_DIR    run a bundle's scenario and seed again\n"
 "\n"
 "exit status: 0 every check passed, 1 a check failed or could not be\n"
 "measured, 2 the run could not complete.  The bundle is in\n"
@@ -97,11 +121,14 @@ main(int argc, char **argv)
 	char **sets = NULL, *peersset = NULL, err[1024], peerd[PATH_MAX];
 	size_t nsets = 0;
 	bool dry = false, seed_given = false;
+	const char *replay_dir = NULL;
 	json_t *scn;
 	int ch;
 
 	memset(&opts, 0, sizeof(opts));
 	opts.out = "results";
+	opts.hold_timeout_s = 600;
+	opts.stall_s = 30;
 	opts.argv = argv;
 	opts.argc = argc;
 	log_init("orchestrate", LOG_LVL_WARN, NULL);
@@ -154,6 +181,30 @@ main(int argc, char **argv)
 		case 'p':
 			opts.peerd = optarg;
 			break;
+		case 'H':
+			opts.hold = optarg;
+			break;
+		case 'T':
+			opts.hold_timeout_s = atoi(optarg);
+			break;
+		case 'w':
+			if (strchr(optarg, '=') == NULL) {
+				fprintf(stderr, "orchestrate: --wrap: expected "
+				    "K=PREFIX, got \"%s\"\n", optarg);
+				return 2;
+			}
+			opts.wraps = xreallocarray(opts.wraps,
+			    (size_t)opts.nwraps + 1, sizeof(*opts.wraps));
+			opts.wraps[opts.nwraps++] = optarg;
+			break;
+		case 'W':
+			opts.stall_s = atoi(optarg);
+			if (opts.stall_s < 0) {
+				fprintf(stderr, "orchestrate: --stall-s: expected "
+				    "seconds >= 0\n");
+				return 2;
+			}
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -162,11 +213,29 @@ main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (optind != argc - 1) {
+	if (optind < argc && strcmp(argv[optind], "down") == 0) {
+		if (optind != argc - 2) {
+			usage(stderr);
+			return 2;
+		}
+		return debug_down(argv[optind + 1]);
+	}
+	if (optind < argc && strcmp(argv[optind], "replay") == 0) {
+		if (optind != argc - 2) {
+			usage(stderr);
+			return 2;
+		}
+		replay_dir = argv[optind + 1];
+		if ((scn = replay_load(replay_dir, &opts.seed, err,
+		    sizeof(err))) == NULL) {
+			fprintf(stderr, "orchestrate replay: %s\n", err);
+			return 2;
+		}
+		seed_given = true;
+	} else if (optind != argc - 1) {
 		usage(stderr);
 		return 2;
-	}
-	if ((scn = scenario_load(argv[optind], sets, nsets, err,
+	} else if ((scn = scenario_load(argv[optind], sets, nsets, err,
 	    sizeof(err))) == NULL) {
 		fprintf(stderr, "orchestrate: %s\n", err);
 		return 2;
@@ -213,7 +282,12 @@ main(int argc, char **argv)
 		fprintf(stderr, "  report: %s/report.md\n", run.dir);
 	}
 	ch = (int)run.status;
+	if (opts.keep && run.status != RUN_ERROR)
+		debug_print_kept(&run);
+	if (replay_dir != NULL)
+		ch = replay_compare(replay_dir, &run);
 	run_free(&run);
+	free(opts.wraps);
 	json_decref(scn);
 	for (size_t i = 0; i < nsets; i++)
 		free(sets[i]);

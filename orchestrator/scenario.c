@@ -141,6 +141,7 @@ static const struct knob {
 	{ "max-entries", 1, 4294967295ll },
 	{ "trace-events", 16, 1ll << 24 },
 	{ "log-level", 0, -1 },
+	{ "test-hooks", 0, 1 },		/* 1: pass --test-hooks */
 };
 
 static const struct measure {
