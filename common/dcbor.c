@@ -11,11 +11,12 @@
 #include <cbor.h>
 
 #include "dcbor.h"
+#include "utf8.h"
 #include "xmalloc.h"
 
 static const char *const dcbor_errnames[] = {
 	"ok", "trunc", "malformed", "depth", "length", "indefinite",
-	"noncanonical", "dupkey", "type", "range", "trailing",
+	"noncanonical", "dupkey", "type", "range", "trailing", "utf8",
 };
 
 const char *
@@ -750,6 +751,9 @@ dcbor_check(const void *buf, size_t len, int maxdepth, bool canonical,
 			return rd.err;
 		if (canonical && canon != DCBOR_OK)
 			return canon;
+		if (canonical && it.type == DCBOR_TEXT &&
+		    !utf8_valid(it.ptr, it.len))
+			return DCBOR_EUTF8;
 		l->left--;
 		if (it.type == DCBOR_ARRAY || it.type == DCBOR_MAP ||
 		    it.type == DCBOR_TAG) {

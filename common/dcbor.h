@@ -34,6 +34,7 @@ enum dcbor_err {
 	DCBOR_ETYPE,		/* an item of another type than expected */
 	DCBOR_ERANGE,		/* an integer out of the expected range */
 	DCBOR_ETRAILING,	/* bytes after the item */
+	DCBOR_EUTF8,		/* a text string that is not UTF-8 */
 };
 
 /* A static name for an error code, e.g. "trunc". */
@@ -136,6 +137,8 @@ int	dcbor_get_raw(struct dcbor_rd *rd, const uint8_t **p, size_t *n);
 bool	dcbor_take_null(struct dcbor_rd *rd);
 
 /*
+ * In canonical mode text strings must also be valid UTF-8 (RFC 8949
+ * 3.1: a text string is UTF-8), so anything that passes can become JSON.
  * Check that buf holds exactly one well-formed item (or, with used != NULL,
  * one item followed by anything; *used gets its length). At most maxdepth
  * containers (arrays, maps, tags; empty ones count) enclose one another.

@@ -13,6 +13,7 @@
 
 #include "dcbor.h"
 #include "frame.h"
+#include "utf8.h"
 #include "hlc.h"
 #include "identity.h"
 
@@ -150,47 +151,6 @@ frame_cbor_err(int err)
 	}
 }
 
-/* Strict UTF-8: no overlong forms, no surrogates, nothing past U+10FFFF. */
-static bool
-utf8_valid(const uint8_t *s, size_t n)
-{
-	size_t i = 0;
-
-	while (i < n) {
-		uint8_t c = s[i];
-		uint32_t cp;
-		size_t k;
-
-		if (c < 0x80) {
-			i++;
-			continue;
-		}
-		if (c >= 0xc2 && c <= 0xdf) {
-			k = 1;
-			cp = c & 0x1f;
-		} else if (c >= 0xe0 && c <= 0xef) {
-			k = 2;
-			cp = c & 0x0f;
-		} else if (c >= 0xf0 && c <= 0xf4) {
-			k = 3;
-			cp = c & 0x07;
-		} else
-			return false;
-		if (n - i - 1 < k)
-			return false;
-		for (size_t j = 1; j <= k; j++) {
-			if ((s[i + j] & 0xc0) != 0x80)
-				return false;
-			cp = cp << 6 | (s[i + j] & 0x3f);
-		}
-		if ((k == 2 && cp < 0x800) || (k == 3 && cp < 0x10000) ||
-		    cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-			return false;
-		i += k + 1;
-	}
-	return true;
-}
-
 /* Index of the text key at the cursor in names[], or -1. */
 static int
 read_key(struct dcbor_rd *rd, const char *const *names, int n)
@@ -269,7 +229,7 @@ frame_decode_env(struct frame *f)
 		case ENV_GROUP:
 			if (dcbor_get_text(&rd, &s, &len) == -1 ||
 			    len > FRAME_GROUP_MAX ||
-			    !utf8_valid((const uint8_t *)s, len))
+			    !utf8_valid(s, len))
 				return FRAME_ESHAPE;
 			f->group = s;
 			f->group_len = len;

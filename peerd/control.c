@@ -26,6 +26,7 @@
 #include "stats.h"
 #include "peerd.h"
 #include "trace.h"
+#include "utf8.h"
 #include "xmalloc.h"
 
 /* A client whose unread output passes this is too slow: drop it. */
@@ -182,35 +183,6 @@ ctl_ok(struct ctl_req *req, json_t *result)
 	ctl_req_free(req);
 }
 
-/*
- * Replace each byte that does not start a valid UTF-8 character with '?'.
- * Error messages quote what the client sent, cut to a length (%.64s, the
- * buffer below), and a cut can split a character; jansson refuses such a
- * string, and the request would go unanswered.
- */
-static void
-ctl_utf8_scrub(char *s)
-{
-	unsigned char *p = (unsigned char *)s;
-
-	while (*p != '\0') {
-		size_t n = *p < 0x80 ? 1 : (*p & 0xe0) == 0xc0 ? 2 :
-		    (*p & 0xf0) == 0xe0 ? 3 : (*p & 0xf8) == 0xf0 ? 4 : 0;
-		uint32_t cp = n == 2 ? *p & 0x1f : n == 3 ? *p & 0x0f : *p & 0x07;
-		size_t i;
-
-		for (i = 1; i < n && (p[i] & 0xc0) == 0x80; i++)
-			cp = cp << 6 | (p[i] & 0x3f);
-		if (n == 0 || i < n || (n == 2 && cp < 0x80) ||
-		    (n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) ||
-		    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff) {
-			*p++ = '?';
-			continue;
-		}
-		p += n;
-	}
-}
-
 static void
 ctl_fail_v(struct ctl_client *c, json_t *id, enum ctl_err err,
     const char *fmt, va_list ap)
@@ -218,8 +190,12 @@ ctl_fail_v(struct ctl_client *c, json_t *id, enum ctl_err err,
 	char msgtext[512];
 	json_t *msg;
 
+	/*
+	 * Messages quote what the client sent, cut to a length, and a cut can
+	 * split a character; jansson would refuse the reply.
+	 */
 	vsnprintf(msgtext, sizeof(msgtext), fmt, ap);
-	ctl_utf8_scrub(msgtext);
+	utf8_scrub(msgtext);
 	pd_count(control_errors);
 	msg = json_pack("{s:o, s:b, s:{s:s, s:s}}", "id",
 	    id ? json_incref(id) : json_null(), "ok", 0, "error", "code",

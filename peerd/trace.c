@@ -11,6 +11,7 @@
 #include "clock.h"
 #include "hlc.h"
 #include "trace.h"
+#include "utf8.h"
 #include "xmalloc.h"
 
 struct trace_ev {
@@ -56,6 +57,8 @@ trace_add(const char *cat, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(ev->detail, sizeof(ev->detail), fmt, ap);
 	va_end(ap);
+	/* A detail cut short, or a peer's name, must still be JSON text. */
+	utf8_scrub(ev->detail);
 	trace_count++;
 }
 

@@ -1006,7 +1006,23 @@ START_TEST(strerror_names)
 	ck_assert_str_eq(dcbor_strerror(DCBOR_ETRUNC), "trunc");
 	ck_assert_str_eq(dcbor_strerror(DCBOR_ETRAILING), "trailing");
 	ck_assert_str_eq(dcbor_strerror(-1), "unknown");
-	ck_assert_str_eq(dcbor_strerror(DCBOR_ETRAILING + 1), "unknown");
+	ck_assert_str_eq(dcbor_strerror(DCBOR_EUTF8), "utf8");
+	ck_assert_str_eq(dcbor_strerror(DCBOR_EUTF8 + 1), "unknown");
+}
+END_TEST
+
+START_TEST(text_must_be_utf8_when_canonical)
+{
+	/* ["a", "\x80"]: a text string holding a lone continuation byte. */
+	static const uint8_t bad[] = { 0x82, 0x61, 'a', 0x61, 0x80 };
+	static const uint8_t good[] = { 0x82, 0x61, 'a', 0x62, 0xc3, 0xa9 };
+
+	ck_assert_int_eq(dcbor_check(bad, sizeof(bad), 64, true, NULL),
+	    DCBOR_EUTF8);
+	ck_assert_int_eq(dcbor_check(bad, sizeof(bad), 64, false, NULL),
+	    DCBOR_OK);
+	ck_assert_int_eq(dcbor_check(good, sizeof(good), 64, true, NULL),
+	    DCBOR_OK);
 }
 END_TEST
 
@@ -1048,6 +1064,7 @@ dcbor_suite(void)
 	tcase_add_test(tc, get_int_range);
 	tcase_add_test(tc, writer_ints_and_buffers);
 	tcase_add_test(tc, strerror_names);
+	tcase_add_test(tc, text_must_be_utf8_when_canonical);
 	suite_add_tcase(s, tc);
 	return s;
 }
