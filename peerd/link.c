@@ -30,6 +30,7 @@
 #include "member.h"
 #include "stats.h"
 #include "peerd.h"
+#include "swarm.h"
 #include "trace.h"
 #include "xmalloc.h"
 
@@ -154,6 +155,7 @@ link_close(struct link *l, const char *why)
 	if (l->member != NULL && l->member->link == l) {
 		l->member->link = NULL;
 		gossip_link_down(l->member);
+		swarm_link_down(l->member);
 	}
 	l->state = LINK_DEAD;
 	bufferevent_disable(l->bev, EV_READ | EV_WRITE);
@@ -401,6 +403,7 @@ link_up(struct link *l)
 	log_info("link #%llu up with %s (%s) at %s",
 	    (unsigned long long)l->serial, m->name, m->peer_id, m->addr);
 	gossip_link_up(m);
+	swarm_link_up(m);
 }
 
 static void
@@ -518,6 +521,18 @@ link_frame(struct link *l, const uint8_t *buf, size_t len)
 			link_close(l, "malformed frame body");
 		}
 		break;
+	case FRAME_QUERY:
+	case FRAME_QUERY_HIT:
+	case FRAME_HAVE:
+	case FRAME_BLOCK_WANT:
+	case FRAME_BLOCK: {
+		const char *why;
+
+		if (swarm_recv(l->member, f.kind, f.body, f.body_len,
+		    &why) == -1)
+			link_close(l, why);
+		break;
+	}
 	case FRAME_BYE:
 		link_close(l, "peer said bye");
 		break;
@@ -873,6 +888,14 @@ link_shutdown(void)
 	nseeds = 0;
 	dcbor_buf_free(&sendbuf);
 	member_free_all();
+}
+
+size_t
+link_outq(const struct member *m)
+{
+	if (m->link == NULL || m->link->state != LINK_UP)
+		return SIZE_MAX;
+	return evbuffer_get_length(bufferevent_get_output(m->link->bev));
 }
 
 json_t *
