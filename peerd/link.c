@@ -36,6 +36,7 @@
 
 #define LINK_NONCE_LEN		16
 #define LINK_HANDSHAKE_MS	10000
+#define LINK_IO_CHUNK		(1u << 20)	/* bytes a wakeup, each way */
 
 struct link {
 	TAILQ_ENTRY(link)	 entry;
@@ -588,8 +589,12 @@ link_event_cb(struct bufferevent *bev, short what, void *arg)
 {
 	struct link *l = arg;
 
-	(void)bev;
 	if (what & BEV_EVENT_CONNECTED) {
+		int one = 1;
+
+		/* As on accept: small requests must not wait for Nagle. */
+		setsockopt(bufferevent_getfd(bev), IPPROTO_TCP, TCP_NODELAY,
+		    &one, sizeof(one));
 		link_set_state(l, LINK_EV_CONNECTED);
 		if (l->state == LINK_HELLO_SENT)
 			link_send_hello(l, NULL, 0);
@@ -617,6 +622,9 @@ link_new(struct bufferevent *bev, bool outbound, const char *remote)
 	bufferevent_setcb(bev, link_read_cb, NULL, link_event_cb, l);
 	bufferevent_setwatermark(bev, EV_READ, 0,
 	    (size_t)pd->conf.max_frame + FRAME_LEN_PREFIX + 65536);
+	/* libevent moves 16 KiB a wakeup by default: too little for pieces. */
+	bufferevent_set_max_single_read(bev, LINK_IO_CHUNK);
+	bufferevent_set_max_single_write(bev, LINK_IO_CHUNK);
 	bufferevent_enable(bev, EV_READ | EV_WRITE);
 	return l;
 }

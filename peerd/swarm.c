@@ -90,6 +90,7 @@ struct content {
 	struct source		**src;
 	size_t			 nsrc;
 	uint32_t		 limit;		/* in flight per source */
+	bool			 peers_serving;	/* a linked non-seed holds some */
 	uint32_t		 timeout_ms;
 	uint32_t		 stall_ms;
 	bool			 random_order;
@@ -604,11 +605,20 @@ content_attach(struct content *c, struct pstore *ps)
 
 /* ---- the scheduler ------------------------------------------------------ */
 
+/* Slots for s: a seed gets half while other fetchers can serve too. */
+static uint32_t
+slots_of(const struct content *c, const struct source *s)
+{
+	if (s->nhave == c->m->npieces && c->peers_serving)
+		return c->limit > 3 ? c->limit / 4 : 1;
+	return c->limit;
+}
+
 static bool
 usable(const struct content *c, const struct source *s, uint64_t now)
 {
 	return s->bits != NULL && s->m->link != NULL &&
-	    now >= s->backoff_until && s->inflight < c->limit;
+	    now >= s->backoff_until && s->inflight < slots_of(c, s);
 }
 
 /*
@@ -711,9 +721,17 @@ pump(struct content *c)
 
 	if (c->state != CS_FETCHING)
 		return;
+	c->peers_serving = false;
+	for (size_t i = 0; i < c->nsrc; i++) {
+		const struct source *s = c->src[i];
+
+		if (s->bits != NULL && s->m->link != NULL && s->nhave > 0 &&
+		    s->nhave < c->m->npieces && s->bad == 0)
+			c->peers_serving = true;
+	}
 	for (size_t i = 0; i < c->nsrc; i++)
 		if (usable(c, c->src[i], now))
-			slots += c->limit - c->src[i]->inflight;
+			slots += slots_of(c, c->src[i]) - c->src[i]->inflight;
 	if (slots == 0)
 		return;
 	n = missing_order(c, &unasked);
