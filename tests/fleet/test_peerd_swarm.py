@@ -134,7 +134,10 @@ def test_corrupt_server_does_not_spoil_the_fetch():
         seeder, liar, fetcher = f.start(3)
         pub = seeder.call("publish", size=3 * MIB, seed=5, piece_kib=64)
         cid = pub["cid"]
-        got = liar.call("fetch", cid=cid, wait=True, timeout_ms=60000)
+        # Poll rather than wait=True: a control call has a 10 s socket
+        # timeout, and a loaded host may take longer than that.
+        liar.call("fetch", cid=cid)
+        got = wait_until(lambda: complete(liar, cid), 120, "the liar's copy")
         assert got["sha256"] == pub["sha256"]
         assert liar.call("swarm_fault", corrupt_pieces=True)[
             "corrupt_pieces"] is True
