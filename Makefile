@@ -75,11 +75,14 @@ ifneq ($(wildcard orchestrator/peerctl.c),)
 PROGS += $(O)/peerctl
 endif
 
+# The swarm's same-run baseline: one raw TCP stream (bench/tcpstream/).
+TCPSTREAM := $(O)/tcpstream
+
 .PHONY: all deps check unit fleet bench run fuzz install clean
 .SECONDARY:
 .DEFAULT_GOAL := all
 
-all: $(LIBCOMMON) $(PROGS)
+all: $(LIBCOMMON) $(PROGS) $(TCPSTREAM)
 
 deps:
 	@scripts/deps
@@ -110,6 +113,9 @@ $(O)/orchestrate: $(O)/obj/orchestrator/main.o $(LIBORCH) $(LIBCOMMON)
 
 $(O)/peerctl: $(O)/obj/orchestrator/peerctl.o $(LIBCOMMON)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
+
+$(TCPSTREAM): $(O)/obj/bench/tcpstream/tcpstream.o
+	$(CC) $(ALL_LDFLAGS) -o $@ $^
 
 $(O)/bench: $(BENCH_OBJ) $(LIBCOMMON)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)

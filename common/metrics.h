@@ -67,7 +67,17 @@ struct rusage;
 	X(links_duplicate,	"links.duplicate")			\
 	X(members_dead,		"members.dead")				\
 	X(fault_dropped_out,	"faults.dropped_out")			\
-	X(fault_dropped_in,	"faults.dropped_in")
+	X(fault_dropped_in,	"faults.dropped_in")			\
+	X(swarm_pieces_served,	"swarm.pieces_served")			\
+	X(swarm_bytes_served,	"swarm.bytes_served")			\
+	X(swarm_pieces_received, "swarm.pieces_received")		\
+	X(swarm_bytes_received,	"swarm.bytes_received")			\
+	X(swarm_pieces_bad,	"swarm.pieces_bad")			\
+	X(swarm_pieces_duplicate, "swarm.pieces_duplicate")		\
+	X(swarm_pieces_truncated, "swarm.pieces_truncated")		\
+	X(swarm_refused,	"swarm.refused")			\
+	X(swarm_timeouts,	"swarm.timeouts")			\
+	X(swarm_stalls,		"swarm.stalls")
 
 /* Why a well-formed frame was refused by the receiver: X(ENUM, "name"). */
 #define METRICS_REJECTS(X)						\

@@ -18,6 +18,7 @@
 #include "stats.h"
 #include "peerd.h"
 #include "replica.h"
+#include "swarm.h"
 #include "template.h"
 #include "trace.h"
 
@@ -39,6 +40,11 @@ static void	cmd_dump(struct ctl_req *, struct ctl_client *, json_t *);
 static void	cmd_load(struct ctl_req *, struct ctl_client *, json_t *);
 static void	cmd_ids(struct ctl_req *, struct ctl_client *, json_t *);
 static void	cmd_debug(struct ctl_req *, struct ctl_client *, json_t *);
+static void	cmd_publish(struct ctl_req *, struct ctl_client *, json_t *);
+static void	cmd_fetch(struct ctl_req *, struct ctl_client *, json_t *);
+static void	cmd_content(struct ctl_req *, struct ctl_client *, json_t *);
+static void	cmd_swarm_fault(struct ctl_req *, struct ctl_client *,
+		    json_t *);
 
 static const struct cmd_arg args_none[] = { { NULL, 0, false, NULL } };
 static const struct cmd_arg args_trace[] = {
@@ -127,6 +133,32 @@ static const struct cmd_arg args_dump[] = {
 	{ NULL, 0, false, NULL }
 };
 
+static const struct cmd_arg args_publish[] = {
+	{ "path", CMD_T_STR, false, "a file to publish (copied into the store)" },
+	{ "size", CMD_T_INT, false, "bytes of generated content (with seed)" },
+	{ "seed", CMD_T_INT, false, "seed of the generated content (0)" },
+	{ "piece_kib", CMD_T_INT, false, "piece size in KiB (1024; at most 4096)" },
+	{ NULL, 0, false, NULL }
+};
+static const struct cmd_arg args_fetch[] = {
+	{ "cid", CMD_T_STR, true, "content id, 64 hex digits" },
+	{ "wait", CMD_T_BOOL, false, "answer when complete, not at the manifest" },
+	{ "timeout_ms", CMD_T_INT, false, "answer timeout (10000; 600000 with wait)" },
+	{ "inflight", CMD_T_INT, false, "requests in flight per source (4)" },
+	{ "order", CMD_T_STR, false, "rarest (default) or random" },
+	{ "stall_ms", CMD_T_INT, false, "no piece for this long is a stall (30000)" },
+	{ NULL, 0, false, NULL }
+};
+static const struct cmd_arg args_content[] = {
+	{ "cid", CMD_T_STR, false, "one content (default: all)" },
+	{ NULL, 0, false, NULL }
+};
+static const struct cmd_arg args_swarm_fault[] = {
+	{ "corrupt_pieces", CMD_T_BOOL, false, "TEST ONLY: flip a byte in every "
+	    "piece served" },
+	{ NULL, 0, false, NULL }
+};
+
 static const struct cmd_entry cmd_table[] = {
 	{ "hello", args_none, cmd_hello,
 	    "name, peer_id, pid, listen, binding, version, uptime" },
@@ -144,6 +176,13 @@ static const struct cmd_entry cmd_table[] = {
 	{ "fault", args_fault, cmd_fault, "inject or clear faults" },
 	{ "load", args_load, cmd_load, "in-peer workloads: start, poll, stop" },
 	{ "ids", args_none, cmd_ids, "every record's id and state" },
+	{ "publish", args_publish, cmd_publish, "publish a file or generated "
+	    "content to the swarm" },
+	{ "fetch", args_fetch, cmd_fetch, "fetch content by cid from the swarm" },
+	{ "content", args_content, cmd_content, "content held or fetched: "
+	    "progress, sources, served" },
+	{ "swarm_fault", args_swarm_fault, cmd_swarm_fault, "test-only swarm "
+	    "faults" },
 	{ "dump", args_dump, cmd_dump, "state for debugging" },
 	{ "shutdown", args_shutdown, cmd_shutdown, "stop the peer cleanly" },
 	{ "debug", args_debug, cmd_debug, "test hooks (needs --test-hooks)" },
@@ -596,4 +635,32 @@ cmd_debug(struct ctl_req *req, struct ctl_client *c, json_t *args)
 		debug_block_forever();
 	}
 	ctl_ok(req, json_object());
+}
+
+static void
+cmd_publish(struct ctl_req *req, struct ctl_client *c, json_t *args)
+{
+	(void)c;
+	swarm_publish(req, args);
+}
+
+static void
+cmd_fetch(struct ctl_req *req, struct ctl_client *c, json_t *args)
+{
+	(void)c;
+	swarm_fetch(req, args);
+}
+
+static void
+cmd_content(struct ctl_req *req, struct ctl_client *c, json_t *args)
+{
+	(void)c;
+	swarm_content(req, args);
+}
+
+static void
+cmd_swarm_fault(struct ctl_req *req, struct ctl_client *c, json_t *args)
+{
+	(void)c;
+	swarm_fault(req, args);
 }

@@ -30,11 +30,13 @@
 #include "member.h"
 #include "stats.h"
 #include "peerd.h"
+#include "swarm.h"
 #include "trace.h"
 #include "xmalloc.h"
 
 #define LINK_NONCE_LEN		16
 #define LINK_HANDSHAKE_MS	10000
+#define LINK_IO_CHUNK		(1u << 20)	/* bytes a wakeup, each way */
 
 struct link {
 	TAILQ_ENTRY(link)	 entry;
@@ -154,6 +156,7 @@ link_close(struct link *l, const char *why)
 	if (l->member != NULL && l->member->link == l) {
 		l->member->link = NULL;
 		gossip_link_down(l->member);
+		swarm_link_down(l->member);
 	}
 	l->state = LINK_DEAD;
 	bufferevent_disable(l->bev, EV_READ | EV_WRITE);
@@ -401,6 +404,7 @@ link_up(struct link *l)
 	log_info("link #%llu up with %s (%s) at %s",
 	    (unsigned long long)l->serial, m->name, m->peer_id, m->addr);
 	gossip_link_up(m);
+	swarm_link_up(m);
 }
 
 static void
@@ -518,6 +522,18 @@ link_frame(struct link *l, const uint8_t *buf, size_t len)
 			link_close(l, "malformed frame body");
 		}
 		break;
+	case FRAME_QUERY:
+	case FRAME_QUERY_HIT:
+	case FRAME_HAVE:
+	case FRAME_BLOCK_WANT:
+	case FRAME_BLOCK: {
+		const char *why;
+
+		if (swarm_recv(l->member, f.kind, f.body, f.body_len,
+		    &why) == -1)
+			link_close(l, why);
+		break;
+	}
 	case FRAME_BYE:
 		link_close(l, "peer said bye");
 		break;
@@ -573,8 +589,12 @@ link_event_cb(struct bufferevent *bev, short what, void *arg)
 {
 	struct link *l = arg;
 
-	(void)bev;
 	if (what & BEV_EVENT_CONNECTED) {
+		int one = 1;
+
+		/* As on accept: small requests must not wait for Nagle. */
+		setsockopt(bufferevent_getfd(bev), IPPROTO_TCP, TCP_NODELAY,
+		    &one, sizeof(one));
 		link_set_state(l, LINK_EV_CONNECTED);
 		if (l->state == LINK_HELLO_SENT)
 			link_send_hello(l, NULL, 0);
@@ -602,6 +622,9 @@ link_new(struct bufferevent *bev, bool outbound, const char *remote)
 	bufferevent_setcb(bev, link_read_cb, NULL, link_event_cb, l);
 	bufferevent_setwatermark(bev, EV_READ, 0,
 	    (size_t)pd->conf.max_frame + FRAME_LEN_PREFIX + 65536);
+	/* libevent moves 16 KiB a wakeup by default: too little for pieces. */
+	bufferevent_set_max_single_read(bev, LINK_IO_CHUNK);
+	bufferevent_set_max_single_write(bev, LINK_IO_CHUNK);
 	bufferevent_enable(bev, EV_READ | EV_WRITE);
 	return l;
 }
@@ -873,6 +896,14 @@ link_shutdown(void)
 	nseeds = 0;
 	dcbor_buf_free(&sendbuf);
 	member_free_all();
+}
+
+size_t
+link_outq(const struct member *m)
+{
+	if (m->link == NULL || m->link->state != LINK_UP)
+		return SIZE_MAX;
+	return evbuffer_get_length(bufferevent_get_output(m->link->bev));
 }
 
 json_t *

@@ -71,6 +71,8 @@ int		 link_send_member(struct member *m, uint32_t kind,
 		    const uint8_t *body, size_t body_len);
 /* Close a link (it is freed later, never inside its own callback). */
 void		 link_close(struct link *l, const char *why);
+/* Bytes queued to send to m (SIZE_MAX without an UP link): backpressure. */
+size_t		 link_outq(const struct member *m);
 /* Links as JSON (for "peers" and "dump"). */
 json_t		*link_list_json(void);
 /* Number of links in any state but DEAD. */

@@ -28,6 +28,7 @@
 #include "stats.h"
 #include "peerd.h"
 #include "replica.h"
+#include "swarm.h"
 #include "trace.h"
 #include "xmalloc.h"
 
@@ -317,6 +318,7 @@ main(int argc, char **argv)
 	hlc_init(&pd->hlc, pd->ident.node);
 	stats_init();
 	replica_init();
+	swarm_init();
 	if (link_init(pd->conf.listen, pd->listen_addr,
 	    sizeof(pd->listen_addr)) == -1)
 		fatalx("cannot listen on %s", pd->conf.listen);
@@ -355,6 +357,7 @@ main(int argc, char **argv)
 	event_base_dispatch(pd->base);
 
 	peerd_write_trace();
+	swarm_free();
 	link_shutdown();
 	control_free(pd->control);
 	replica_free();

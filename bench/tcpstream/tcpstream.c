@@ -1,0 +1,176 @@
+/*
+ * tcpstream.c: the same-run baseline for the content swarm (DESIGN 10):
+ * one plain TCP stream between two processes on 127.0.0.1, no framing, no
+ * signatures, no hashing.  The parent listens on port 0 and reads; a
+ * forked child connects and writes the bytes.  The clock runs from the
+ * accepted connection to the last byte read.  One JSON line on stdout:
+ *
+ *   {"bytes":N,"seconds":S,"mib_s":X}
+ *
+ * usage: tcpstream [-n BYTES[K|M|G]] [-b BUFFER[K|M]]   (256M, 256K)
+ *
+ * Exit 0, 1 on a failure (said on stderr), 2 on a usage error.  It lives
+ * apart from build/bench because it is a program of its own, called by
+ * the orchestrator beside a swarm run so the ratio holds when the machine
+ * drifts.
+ */
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <arpa/inet.h>
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static void
+usage(void)
+{
+	fprintf(stderr, "usage: tcpstream [-n BYTES[K|M|G]] [-b BUFFER[K|M]]\n");
+	exit(2);
+}
+
+static uint64_t
+parse_size(const char *s)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno != 0 || end == s)
+		usage();
+	switch (*end) {
+	case 'K': case 'k': v <<= 10; end++; break;
+	case 'M': case 'm': v <<= 20; end++; break;
+	case 'G': case 'g': v <<= 30; end++; break;
+	}
+	if (*end != '\0' || v == 0)
+		usage();
+	return v;
+}
+
+static double
+now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int
+writer(uint16_t port, uint64_t n, size_t bufsz)
+{
+	struct sockaddr_in sin;
+	char *buf = malloc(bufsz);
+	int fd, one = 1;
+
+	if (buf == NULL)
+		return 1;
+	memset(buf, 0xa5, bufsz);
+	memset(&sin, 0, sizeof(sin));
+	sin.sin_family = AF_INET;
+	sin.sin_port = htons(port);
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if ((fd = socket(AF_INET, SOCK_STREAM, 0)) == -1 ||
+	    connect(fd, (struct sockaddr *)&sin, sizeof(sin)) == -1) {
+		perror("tcpstream: connect");
+		return 1;
+	}
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	while (n > 0) {
+		size_t k = n < bufsz ? (size_t)n : bufsz;
+		ssize_t w = write(fd, buf, k);
+
+		if (w == -1 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			perror("tcpstream: write");
+			return 1;
+		}
+		n -= (uint64_t)w;
+	}
+	close(fd);
+	free(buf);
+	return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	uint64_t n = 256ull << 20, got = 0;
+	size_t bufsz = 256u << 10;
+	struct sockaddr_in sin;
+	socklen_t slen = sizeof(sin);
+	double t0, t1;
+	char *buf;
+	int ch, lfd, fd, status;
+	pid_t pid;
+
+	while ((ch = getopt(argc, argv, "n:b:h")) != -1) {
+		switch (ch) {
+		case 'n': n = parse_size(optarg); break;
+		case 'b': bufsz = (size_t)parse_size(optarg); break;
+		default: usage();
+		}
+	}
+	if (optind != argc || bufsz > (64u << 20))
+		usage();
+	if ((buf = malloc(bufsz)) == NULL)
+		return 1;
+	memset(&sin, 0, sizeof(sin));
+	sin.sin_family = AF_INET;
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if ((lfd = socket(AF_INET, SOCK_STREAM, 0)) == -1 ||
+	    bind(lfd, (struct sockaddr *)&sin, sizeof(sin)) == -1 ||
+	    listen(lfd, 1) == -1 ||
+	    getsockname(lfd, (struct sockaddr *)&sin, &slen) == -1) {
+		perror("tcpstream: listen");
+		return 1;
+	}
+	if ((pid = fork()) == -1) {
+		perror("tcpstream: fork");
+		return 1;
+	}
+	if (pid == 0) {
+		close(lfd);
+		_exit(writer(ntohs(sin.sin_port), n, bufsz));
+	}
+	if ((fd = accept(lfd, NULL, NULL)) == -1) {
+		perror("tcpstream: accept");
+		return 1;
+	}
+	t0 = now_s();
+	while (got < n) {
+		ssize_t r = read(fd, buf, bufsz);
+
+		if (r == -1 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			fprintf(stderr, "tcpstream: read: %s after %llu bytes\n",
+			    r == 0 ? "end of stream" : strerror(errno),
+			    (unsigned long long)got);
+			return 1;
+		}
+		got += (uint64_t)r;
+	}
+	t1 = now_s();
+	close(fd);
+	close(lfd);
+	free(buf);
+	if (waitpid(pid, &status, 0) == -1 || !WIFEXITED(status) ||
+	    WEXITSTATUS(status) != 0) {
+		fprintf(stderr, "tcpstream: the writer failed\n");
+		return 1;
+	}
+	printf("{\"bytes\":%llu,\"seconds\":%.6f,\"mib_s\":%.1f}\n",
+	    (unsigned long long)n, t1 - t0,
+	    (double)n / (1 << 20) / (t1 - t0 > 0 ? t1 - t0 : 1e-9));
+	return 0;
+}

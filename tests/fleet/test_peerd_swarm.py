@@ -1,0 +1,181 @@
+#!/usr/bin/env python3
+"""The content swarm at toy scale: one publisher and three fetchers moving a
+few MiB in 64 KiB pieces (every fetcher ends with the publisher's SHA-256,
+and fetchers serve each other); a peer serving corrupt pieces (the test-only
+fault) and a fetch that still completes with the right hash, the bad pieces
+counted against that peer; a fetcher killed mid-fetch and restarted with the
+same directory, resuming from its persisted pieces; and the refusals
+(unknown cid, a piece over 4 MiB).  Waits are bounded conditions; nothing
+asserts a time."""
+import hashlib
+import os
+import signal
+
+from fleet import CtlError, Fleet, run, wait_until
+
+FAST = ["--gossip-ms", "200", "--tick-ms", "50", "--ping-timeout-ms", "300",
+        "--silence-ms", "3000"]
+MIB = 1 << 20
+
+
+def splitmix_blob(size, seed):
+    """The generated content of publish {"size", "seed"} (docs/control.md)."""
+    out = bytearray()
+    st = seed
+    mask = (1 << 64) - 1
+    while len(out) < size:
+        st = (st + 0x9e3779b97f4a7c15) & mask
+        z = st
+        z = ((z ^ (z >> 30)) * 0xbf58476d1ce4e5b9) & mask
+        z = ((z ^ (z >> 27)) * 0x94d049bb133111eb) & mask
+        z ^= z >> 31
+        out += z.to_bytes(8, "little")
+    return bytes(out[:size])
+
+
+def content(p, cid):
+    return p.call("content", cid=cid)
+
+
+def complete(p, cid):
+    c = content(p, cid)
+    return c if c["complete"] else None
+
+
+def test_publish_generated_and_file():
+    with Fleet(extra=FAST) as f:
+        (p,) = f.start(1)
+        size = 100000
+        pub = p.call("publish", size=size, seed=7, piece_kib=16)
+        blob = splitmix_blob(size, 7)
+        assert pub["sha256"] == hashlib.sha256(blob).hexdigest(), pub
+        assert pub["pieces"] == 7 and pub["piece_size"] == 16384, pub
+        assert pub["complete"] and pub["role"] == "publisher"
+        # The same bytes from a file make the same manifest, the same cid.
+        path = os.path.join(f.tmp, "blob.bin")
+        with open(path, "wb") as fh:
+            fh.write(blob)
+        again = p.call("publish", path=path, piece_kib=16)
+        assert again["cid"] == pub["cid"], (again, pub)
+        other = p.call("publish", path=path, piece_kib=32)
+        assert other["cid"] != pub["cid"]
+        assert other["sha256"] == pub["sha256"]
+        listed = {c["cid"] for c in p.call("content")["contents"]}
+        assert listed == {pub["cid"], other["cid"]}, listed
+
+
+def test_refusals():
+    with Fleet(extra=FAST) as f:
+        a, b = f.start(2)
+        for bad in ({"size": 1000, "seed": 1, "piece_kib": 8192},
+                    {"size": 1000, "seed": 1, "piece_kib": 0},
+                    {"seed": 1},
+                    {"size": 0, "seed": 1},
+                    {"path": "/nonexistent/file", "size": 5}):
+            try:
+                a.call("publish", **bad)
+                raise AssertionError("publish %r accepted" % bad)
+            except CtlError as e:
+                assert e.code == "bad_args", (bad, e)
+        try:
+            a.call("publish", size=1000, piece_kib=8192)
+        except CtlError as e:
+            assert "4 MiB" in e.message, e
+        unknown = "ab" * 32
+        for call in (lambda: b.call("fetch", cid=unknown),
+                     lambda: b.call("content", cid=unknown)):
+            try:
+                call()
+                raise AssertionError("unknown cid accepted")
+            except CtlError as e:
+                assert e.code == "not_found", e
+        try:
+            b.call("fetch", cid="xyz")
+            raise AssertionError("bad cid accepted")
+        except CtlError as e:
+            assert e.code == "bad_args", e
+
+
+def test_swarm_four_peers():
+    with Fleet(extra=FAST) as f:
+        peers = f.start(4)
+        seeder, fetchers = peers[0], peers[1:]
+        size = 6 * MIB + 12345
+        pub = seeder.call("publish", size=size, seed=42, piece_kib=64)
+        cid = pub["cid"]
+        for p in fetchers:
+            r = p.call("fetch", cid=cid)
+            assert r["pieces"] == pub["pieces"] and r["role"] == "fetcher"
+        done = {}
+        for p in fetchers:
+            done[p.name] = wait_until(lambda: complete(p, cid), 120,
+                                      "%s to complete" % p.name)
+        for name, c in done.items():
+            assert c["sha256"] == pub["sha256"], (name, c)
+            assert c["verified"] == pub["pieces"]
+            assert c["bad_pieces"] == 0, c
+            assert sum(c["from"].values()) >= size, c
+        # Fetchers served each other: the seeder is not the only server.
+        from_fetchers = sum(v for c in done.values()
+                            for k, v in c["from"].items() if k != seeder.name)
+        assert from_fetchers > 0, done
+        served = content(seeder, cid)["bytes_served"]
+        assert 0 < served <= 3 * size + 3 * 65536 * 4, served
+        for p in fetchers:
+            cnt = p.metrics()["counters"]
+            assert cnt["swarm.pieces_received"] == pub["pieces"], cnt
+            assert cnt["swarm.bytes_received"] == size
+        # A late fetch of a complete blob answers at once, complete.
+        assert fetchers[0].call("fetch", cid=cid, wait=True)["complete"]
+
+
+def test_corrupt_server_does_not_spoil_the_fetch():
+    with Fleet(extra=FAST) as f:
+        seeder, liar, fetcher = f.start(3)
+        pub = seeder.call("publish", size=3 * MIB, seed=5, piece_kib=64)
+        cid = pub["cid"]
+        # Poll rather than wait=True: a control call has a 10 s socket
+        # timeout, and a loaded host may take longer than that.
+        liar.call("fetch", cid=cid)
+        got = wait_until(lambda: complete(liar, cid), 120, "the liar's copy")
+        assert got["sha256"] == pub["sha256"]
+        assert liar.call("swarm_fault", corrupt_pieces=True)[
+            "corrupt_pieces"] is True
+        fetcher.call("fetch", cid=cid)
+        c = wait_until(lambda: complete(fetcher, cid), 120, "the fetch")
+        assert c["sha256"] == pub["sha256"], c
+        assert c["bad"][liar.name] >= 1, c
+        assert c["bad"][seeder.name] == 0, c
+        assert c["bad_pieces"] >= 1
+        assert fetcher.counter("swarm.pieces_bad") >= 1
+
+
+def test_killed_fetcher_resumes_from_its_pieces():
+    with Fleet(extra=FAST) as f:
+        seeder, fetcher = f.start(2)
+        pub = seeder.call("publish", size=4 * MIB, seed=9, piece_kib=64)
+        cid, total = pub["cid"], pub["pieces"]
+        # Slow the seeder down so the kill lands mid-fetch.
+        seeder.call("fault", peer="*", delay_ms=40)
+        fetcher.call("fetch", cid=cid, inflight=1)
+        wait_until(lambda: content(fetcher, cid)["verified"] >= total // 4,
+                   60, "a quarter of the pieces")
+        fetcher.signal(signal.SIGKILL)
+        fetcher.proc.wait()
+        seeder.call("fault", clear=True)
+        fetcher.start(seeds=[seeder.addr])
+        c = content(fetcher, cid)
+        assert c["resumed"] is True, c
+        start = c["pieces_at_start"]
+        assert 0 < start < total, c
+        c = wait_until(lambda: complete(fetcher, cid), 120, "the resumed "
+                       "fetch")
+        assert c["sha256"] == pub["sha256"], c
+        assert c["pieces_fetched"] == total - start, c
+        assert c["pieces_fetched"] < total
+
+
+if __name__ == "__main__":
+    run([test_publish_generated_and_file, test_refusals,
+         test_swarm_four_peers, test_corrupt_server_does_not_spoil_the_fetch,
+         test_killed_fetcher_resumes_from_its_pieces])
