@@ -13,6 +13,7 @@
  */
 #include <limits.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <openssl/crypto.h>
 #include <openssl/err.h>
@@ -55,6 +56,31 @@ seal_key_clear(struct seal_key *k)
 	EVP_CIPHER_CTX_free(k->ectx);
 	EVP_CIPHER_CTX_free(k->dctx);
 	OPENSSL_cleanse(k, sizeof(*k));
+}
+
+/* The next random nonce; 0, or -1 when RAND_bytes fails. */
+static int
+nonce_next(struct seal_key *k, uint8_t out[SEAL_NONCE_LEN])
+{
+	long pid = (long)getpid();
+	uint8_t *p;
+
+	if (k->pool_left == 0 || k->pool_left > SEAL_NONCE_POOL ||
+	    k->pool_pid != pid) {
+		OPENSSL_cleanse(k->pool, sizeof(k->pool));
+		k->pool_left = 0;
+		if (RAND_bytes(k->pool, sizeof(k->pool)) != 1) {
+			ERR_clear_error();
+			return -1;
+		}
+		k->pool_left = SEAL_NONCE_POOL;
+		k->pool_pid = pid;
+	}
+	p = k->pool + (SEAL_NONCE_POOL - k->pool_left) * SEAL_NONCE_LEN;
+	memcpy(out, p, SEAL_NONCE_LEN);
+	OPENSSL_cleanse(p, SEAL_NONCE_LEN);
+	k->pool_left--;
+	return 0;
 }
 
 /*
@@ -131,10 +157,8 @@ seal_seal(struct seal_key *k, const uint8_t *ad, size_t adlen,
 		    (unsigned long long)k->seals);
 		return -1;
 	}
-	if (RAND_bytes(out, SEAL_NONCE_LEN) != 1) {
-		ERR_clear_error();
+	if (nonce_next(k, out) == -1)
 		return -1;
-	}
 	/* The nonce is spent from here on, whatever happens next. */
 	if (++k->seals >= SEAL_WARN_AT && !k->warned) {
 		k->warned = true;

@@ -17,6 +17,11 @@
  * seal_key must not be copied (the copy would share the contexts).  A key
  * that is all zero but for its bytes (no contexts, e.g. made by hand, or
  * when a context cannot be made) still works, the slow way.
+ *
+ * Nonces are drawn from RAND_bytes SEAL_NONCE_POOL at a time (one draw
+ * per nonce cost more than the cipher at 256 B); each is wiped from the
+ * pool as it is used, and a pool drawn by another process (a fork) is
+ * thrown away, so parent and child never share one.
  */
 #ifndef SEAL_H
 #define SEAL_H
@@ -33,6 +38,7 @@ struct evp_cipher_ctx_st;	/* OpenSSL's EVP_CIPHER_CTX */
 #define SEAL_OVERHEAD	(SEAL_NONCE_LEN + SEAL_TAG_LEN)
 #define SEAL_WARN_AT	(UINT64_C(1) << 31)
 #define SEAL_LIMIT	(UINT64_C(1) << 32)
+#define SEAL_NONCE_POOL	32
 
 struct seal_key {
 	uint8_t		key[SEAL_KEY_LEN];
@@ -40,6 +46,9 @@ struct seal_key {
 	bool		warned;		/* the SEAL_WARN_AT warning is out */
 	struct evp_cipher_ctx_st *ectx;	/* AES-256-GCM keyed with key, or NULL */
 	struct evp_cipher_ctx_st *dctx;
+	uint8_t		pool[SEAL_NONCE_POOL * SEAL_NONCE_LEN]; /* unused nonces */
+	uint32_t	pool_left;
+	long		pool_pid;	/* the process that drew them */
 };
 
 /*

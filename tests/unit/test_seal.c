@@ -3,9 +3,12 @@
  * sizes, any changed bit or different associated data refused, the
  * associated-data layout, and the per-key seal counter's warn and refusal.
  */
+#include <sys/wait.h>
+
 #include <check.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "seal.h"
 
@@ -339,6 +342,48 @@ START_TEST(test_keys_in_turn)
 }
 END_TEST
 
+/* Nonces come from a pool: never repeated across refills, nor by a fork. */
+START_TEST(test_nonce_pool)
+{
+	enum { N = 3 * SEAL_NONCE_POOL + 5 };
+	static uint8_t nonces[N][SEAL_NONCE_LEN];
+	uint8_t pt[8] = { 0 }, out[8 + SEAL_OVERHEAD], child[SEAL_NONCE_LEN];
+	struct seal_key k;
+	size_t on;
+	int fds[2], status;
+	pid_t pid;
+
+	seal_key_init(&k, key_bytes);
+	for (int i = 0; i < N; i++) {
+		ck_assert_int_eq(seal_seal(&k, NULL, 0, pt, sizeof(pt), out,
+		    sizeof(out), &on), 0);
+		memcpy(nonces[i], out, SEAL_NONCE_LEN);
+		for (int j = 0; j < i; j++)
+			ck_assert_mem_ne(nonces[i], nonces[j], SEAL_NONCE_LEN);
+	}
+	/* Parent and child both seal next, from the same pool state. */
+	ck_assert_int_eq(pipe(fds), 0);
+	pid = fork();
+	ck_assert_int_ne(pid, -1);
+	if (pid == 0) {
+		if (seal_seal(&k, NULL, 0, pt, sizeof(pt), out, sizeof(out),
+		    &on) != 0 || write(fds[1], out, SEAL_NONCE_LEN) !=
+		    SEAL_NONCE_LEN)
+			_exit(1);
+		_exit(0);
+	}
+	ck_assert_int_eq(seal_seal(&k, NULL, 0, pt, sizeof(pt), out,
+	    sizeof(out), &on), 0);
+	ck_assert_int_eq(read(fds[0], child, sizeof(child)), SEAL_NONCE_LEN);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	ck_assert_mem_ne(child, out, SEAL_NONCE_LEN);
+	close(fds[0]);
+	close(fds[1]);
+	seal_key_clear(&k);
+}
+END_TEST
+
 static Suite *
 seal_suite(void)
 {
@@ -355,6 +400,7 @@ seal_suite(void)
 	tcase_add_test(tc, test_ad_layout);
 	tcase_add_test(tc, test_counter_warns_then_refuses);
 	tcase_add_test(tc, test_keys_in_turn);
+	tcase_add_test(tc, test_nonce_pool);
 	tcase_set_timeout(tc, 120);
 	suite_add_tcase(s, tc);
 	return s;
