@@ -112,6 +112,16 @@ ev_count(const struct evlog *l, enum space_event ev)
 	return c;
 }
 
+static uint64_t
+rnd(uint64_t *s)
+{
+	/* xorshift64* */
+	*s ^= *s >> 12;
+	*s ^= *s << 25;
+	*s ^= *s >> 27;
+	return *s * 0x2545F4914F6CDD1Dull;
+}
+
 /* ---- tests ---- */
 
 START_TEST(fifo_order)
@@ -159,7 +169,7 @@ END_TEST
 static bool
 matches(struct entry *e, const char *where)
 {
-	char buf[512];
+	char buf[4096];
 	struct template *t;
 	bool m;
 
@@ -262,6 +272,32 @@ START_TEST(template_ops)
 		ck_assert_msg(matches(e, cases[i].where) == cases[i].want,
 		    "case %zu: %s should %smatch", i, cases[i].where,
 		    cases[i].want ? "" : "not ");
+	/*
+	 * Conjunctions of those cases, in any order, fields repeated or
+	 * absent: the one-walk matcher of several conditions must agree
+	 * with each condition's own answer.
+	 */
+	{
+		const size_t nc = sizeof(cases) / sizeof(cases[0]);
+		uint64_t seed = 0xc0ffee;
+		char w[2048];
+
+		for (int round = 0; round < 3000; round++) {
+			size_t k = 2 + (size_t)(rnd(&seed) % 6), len = 0;
+			bool want = true;
+
+			for (size_t j = 0; j < k; j++) {
+				size_t c = (size_t)(rnd(&seed) % nc);
+
+				len += (size_t)snprintf(w + len, sizeof(w) - len,
+				    "%s%s", j > 0 ? "," : "", cases[c].where);
+				want = want && cases[c].want;
+			}
+			ck_assert_uint_lt(len, sizeof(w));
+			ck_assert_msg(matches(e, w) == want, "%s should %smatch",
+			    w, want ? "" : "not ");
+		}
+	}
 	{
 		struct template *t = tmpl("{\"type\":\"other#v1\"}");
 
@@ -924,16 +960,6 @@ START_TEST(cursor_lru_many_templates)
 END_TEST
 
 /* ---- randomized: the index against a brute-force scan ---- */
-
-static uint64_t
-rnd(uint64_t *s)
-{
-	/* xorshift64* */
-	*s ^= *s >> 12;
-	*s ^= *s << 25;
-	*s ^= *s >> 27;
-	return *s * 0x2545F4914F6CDD1Dull;
-}
 
 static uint64_t
 rnd_below(uint64_t *s, uint64_t n)
