@@ -1027,7 +1027,9 @@ space_lease(struct space *sp, const uint8_t id[ENTRY_ID_LEN],
 		return SPACE_ENOENT;
 	old = r->cr.st.lease;
 	crdt_state_lease(&r->cr.st, stamp, expires_ms);
-	if (memcmp(&old, &r->cr.st.lease, sizeof(old)) != 0)
+	/* Field by field: a stamp has padding, which memcmp would read. */
+	if (hlc_cmp(&old.stamp, &r->cr.st.lease.stamp) != 0 ||
+	    old.expires_ms != r->cr.st.lease.expires_ms)
 		rec_refresh(sp, r, now_ms, true);
 	return SPACE_OK;
 }
