@@ -5,10 +5,11 @@
  *
  * The ratio is what seal.c adds to the cipher: the raw rows set the key
  * schedule once and reuse two EVP_CIPHER_CTX, with no associated data and
- * a counter nonce; seal_seal draws a random nonce (RAND_bytes), and both
- * calls make a fresh EVP_CIPHER_CTX with EVP_aes_256_gcm() (key schedule
- * every call) and feed the associated data.  The AD here is what an entry
- * uses: seal_ad() of a 5-byte space name and a 16-byte entry id (21 B).
+ * a counter nonce; seal.c also keeps two contexts per key (keyed once by
+ * seal_key_init), and adds a random nonce (from a pool refilled by
+ * RAND_bytes every SEAL_NONCE_POOL seals, and a getpid() per seal for fork
+ * safety) and the associated data.  The AD here is what an entry uses:
+ * seal_ad() of a 5-byte space name and a 16-byte entry id (21 B).
  */
 #include <stdlib.h>
 #include <string.h>

@@ -589,6 +589,13 @@ crdt_map_free(struct crdt_map *m)
 	crdt_map_init(m);
 }
 
+/* A record whose dot sets a map refuses to take in as a new id. */
+static bool
+rec_too_big(const struct crdt_rec *r)
+{
+	return r->st.adds.n > CRDT_MAX_DOTS || r->st.rems.n > CRDT_MAX_DOTS;
+}
+
 /* Index of id, or where it would go (with *found false). */
 static size_t
 map_find(const struct crdt_map *m, const uint8_t *id, bool *found)
@@ -630,7 +637,7 @@ crdt_map_merge_rec(struct crdt_map *m, const struct crdt_rec *r)
 
 	if (found)
 		return crdt_rec_merge(&m->r[i], r);
-	if (r->st.adds.n > CRDT_MAX_DOTS || r->st.rems.n > CRDT_MAX_DOTS)
+	if (rec_too_big(r))
 		return CRDT_EFULL;
 	if (m->n == m->cap) {
 		m->cap = m->cap ? m->cap * 2 : 16;
@@ -645,13 +652,68 @@ crdt_map_merge_rec(struct crdt_map *m, const struct crdt_rec *r)
 	return CRDT_OK;
 }
 
+/*
+ * One merge of two sorted arrays, so n new ids cost O(dst + src) and not
+ * O(n x dst) of memmoves: count the ids to insert, make room once, then
+ * fill from the back (records of dst move up to their final slot, new ones
+ * are copied in, shared ids merge in place).  The result is the same as
+ * crdt_map_merge_rec of each record of src in turn.
+ */
 int
 crdt_map_merge(struct crdt_map *dst, const struct crdt_map *src)
 {
-	int rc = CRDT_OK;
+	size_t i, j, w, add = 0;
+	int c, rc = CRDT_OK;
 
-	for (size_t i = 0; i < src->n; i++)
-		if (crdt_map_merge_rec(dst, &src->r[i]) != CRDT_OK)
+	for (i = 0, j = 0; j < src->n; ) {
+		/* Not sorted and unique: the record-at-a-time way. */
+		if (dst == src || (j > 0 && memcmp(src->r[j - 1].id,
+		    src->r[j].id, ENTRY_ID_LEN) >= 0))
+			goto slow;
+		c = i < dst->n ? memcmp(dst->r[i].id, src->r[j].id,
+		    ENTRY_ID_LEN) : 1;
+		if (c <= 0)
+			i++;
+		if (c >= 0) {
+			if (c > 0 && !rec_too_big(&src->r[j]))
+				add++;
+			j++;
+		}
+	}
+	if (dst->n + add > dst->cap) {
+		dst->cap = dst->n + add;
+		dst->r = xreallocarray(dst->r, dst->cap, sizeof(*dst->r));
+	}
+	i = dst->n;
+	w = dst->n + add;
+	for (j = src->n; j > 0; j--) {
+		const struct crdt_rec *sr = &src->r[j - 1];
+		struct crdt_rec *nr;
+
+		while (i > 0 && (c = memcmp(dst->r[i - 1].id, sr->id,
+		    ENTRY_ID_LEN)) > 0)
+			dst->r[--w] = dst->r[--i];
+		if (i > 0 && c == 0) {
+			dst->r[--w] = dst->r[--i];
+			if (crdt_rec_merge(&dst->r[w], sr) != CRDT_OK)
+				rc = CRDT_EFULL;
+			continue;
+		}
+		if (rec_too_big(sr)) {
+			rc = CRDT_EFULL;
+			continue;
+		}
+		nr = &dst->r[--w];
+		crdt_rec_init(nr, sr->id);
+		nr->claim = sr->claim;
+		crdt_state_copy(&nr->st, &sr->st);
+	}
+	/* Records of dst before src's first id stay where they are: w == i. */
+	dst->n += add;
+	return rc;
+slow:
+	for (j = 0; j < src->n; j++)
+		if (crdt_map_merge_rec(dst, &src->r[j]) != CRDT_OK)
 			rc = CRDT_EFULL;
 	return rc;
 }

@@ -179,7 +179,11 @@ struct crdt_rec *crdt_map_get(const struct crdt_map *m,
 	    const uint8_t id[ENTRY_ID_LEN]);
 /* Merge one record in (inserting a copy if its id is new). OK or EFULL. */
 int	crdt_map_merge_rec(struct crdt_map *m, const struct crdt_rec *r);
-/* dst = dst merge src; CRDT_EFULL if some record was refused. */
+/*
+ * dst = dst merge src; CRDT_EFULL if some record was refused.  One pass
+ * over both sorted arrays: linear in dst->n + src->n however many ids are
+ * new (dst == src, or a src not sorted, falls back to record by record).
+ */
 int	crdt_map_merge(struct crdt_map *dst, const struct crdt_map *src);
 /* out (initialised, emptied first) = the records of a that would change b. */
 void	crdt_map_delta(const struct crdt_map *a, const struct crdt_map *b,

@@ -20,7 +20,12 @@
  * an index of its visible records only (claimed, completed and expired
  * ones leave it and come back when a claim lapses), so a take scans from
  * the oldest visible entry and costs about the same at 100 or 10,000
- * entries.
+ * entries.  A template with conditions also gets a cursor on its type (the
+ * 32 most recently used per type, keyed by the conditions' canonical form)
+ * that remembers how far the visible records are known to fail it, so a
+ * selective take resumes where the last one stopped instead of rescanning
+ * what it never takes.  A template's first scan (or its first after
+ * eviction) still walks from the oldest visible entry.
  *
  * Time is always passed in (now_ms, wall ms).  Any call that takes now_ms
  * first runs what fell due by then: lease expiries (EXPIRED), lapsed

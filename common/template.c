@@ -268,13 +268,13 @@ array_contains(const struct val *arr, const struct val *x)
 	return false;
 }
 
+/* c against the field's value fv (found) or its absence (!found). */
 static bool
-cond_match(const struct template_cond *c, const struct entry *e)
+cond_eval(const struct template_cond *c, bool found, const struct val *fv_)
 {
-	struct val fv;
-	int found, cmp;
+	const struct val fv = found ? *fv_ : (struct val){ .type = VAL_NULL };
+	int cmp;
 
-	found = entry_field(e, c->field, c->field_len, &fv);
 	if (c->op == TEMPLATE_NULL)
 		return !found || fv.type == VAL_NULL;
 	if (c->op == TEMPLATE_NOTNULL)
@@ -313,11 +313,67 @@ cond_match(const struct template_cond *c, const struct entry *e)
 	}
 }
 
+static bool
+cond_match(const struct template_cond *c, const struct entry *e)
+{
+	struct val fv;
+	int found = entry_field(e, c->field, c->field_len, &fv);
+
+	return cond_eval(c, found == 1, &fv);
+}
+
+/*
+ * One walk of the entry's fields map for all conditions: each key is
+ * decoded once and compared with the names of the conditions still open,
+ * its value read once if some condition wants it; the walk stops at the
+ * first failure or when every condition is settled, and conditions whose
+ * field never came are judged on its absence.  The same result as each
+ * condition looking its field up alone (entry_field), in one pass instead
+ * of nconds.
+ */
 bool
 template_match_fields(const struct template *t, const struct entry *e)
 {
-	for (size_t i = 0; i < t->nconds; i++)
-		if (!cond_match(&t->conds[i], e))
+	struct dcbor_rd rd;
+	uint64_t open, n;
+
+	if (t->nconds == 0)
+		return true;
+	if (t->nconds == 1)
+		return cond_match(&t->conds[0], e);
+	open = t->nconds >= 64 ? UINT64_MAX : (UINT64_C(1) << t->nconds) - 1;
+	dcbor_rd_init(&rd, e->fields, e->fields_len);
+	if (dcbor_get_map(&rd, &n) == -1)
+		n = 0;
+	for (uint64_t i = 0; i < n && open != 0; i++) {
+		const char *k;
+		size_t klen;
+		struct val v;
+		int have = 0;	/* 1: v read; -1: the value is unreadable */
+
+		if (dcbor_get_text(&rd, &k, &klen) == -1)
+			break;
+		for (size_t c = 0; c < t->nconds; c++) {
+			const struct template_cond *tc = &t->conds[c];
+
+			if (!(open & (UINT64_C(1) << c)) ||
+			    tc->field_len != klen ||
+			    memcmp(tc->field, k, klen) != 0)
+				continue;
+			if (have == 0)
+				have = val_read(&rd, &v) == 0 ? 1 : -1;
+			if (!cond_eval(tc, have == 1, &v))
+				return false;
+			open &= ~(UINT64_C(1) << c);
+		}
+		if (have == -1)
+			break;
+		if (have == 0 && dcbor_skip(&rd) == -1)
+			break;
+	}
+	for (size_t c = 0; c < t->nconds; c++)
+		if ((open & (UINT64_C(1) << c)) && !cond_eval(&t->conds[c],
+		    false, NULL))
 			return false;
 	return true;
 }

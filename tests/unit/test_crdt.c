@@ -321,6 +321,66 @@ START_TEST(map_merge_laws)
 }
 END_TEST
 
+START_TEST(map_merge_as_per_record)
+{
+	/*
+	 * The whole-map merge (one pass over two sorted arrays) gives what
+	 * merging each record in turn gives, refusals included: maps of up
+	 * to 200 ids among 256, some records near the dot cap.
+	 */
+	seed_setup();
+	for (int i = 0; i < ROUNDS / 8; i++) {
+		struct crdt_map a, b, want, got;
+		int rc_want = CRDT_OK, rc_got;
+
+		crdt_map_init(&a);
+		crdt_map_init(&b);
+		for (int k = 0; k < 2; k++) {
+			struct crdt_map *m = k == 0 ? &a : &b;
+
+			for (uint64_t n = rn(200); n > 0; n--) {
+				struct crdt_rec r;
+				uint8_t id[ENTRY_ID_LEN] = { 0 };
+
+				id[0] = (uint8_t)rn(256);
+				id[1] = (uint8_t)rn(2);
+				crdt_rec_init(&r, id);
+				rand_state(&r.st);
+				rand_claim(&r.claim);
+				if (rn(16) == 0)	/* near the cap */
+					for (uint64_t d = 0; d < 600; d++)
+						(void)crdt_state_add(&r.st,
+						    10 + (uint64_t)k, d);
+				(void)crdt_map_merge_rec(m, &r);
+				crdt_rec_free(&r);
+			}
+		}
+		map_copy(&want, &a);
+		for (size_t k = 0; k < b.n; k++)
+			if (crdt_map_merge_rec(&want, &b.r[k]) != CRDT_OK)
+				rc_want = CRDT_EFULL;
+		map_copy(&got, &a);
+		rc_got = crdt_map_merge(&got, &b);
+		SEEDED(rc_got == rc_want);
+		SEEDED(crdt_map_equal(&got, &want));
+		for (size_t k = 1; k < got.n; k++)
+			SEEDED(memcmp(got.r[k - 1].id, got.r[k].id,
+			    ENTRY_ID_LEN) < 0);
+		/* Into an empty map, and a map into itself. */
+		crdt_map_free(&got);
+		crdt_map_init(&got);
+		SEEDED(crdt_map_merge(&got, &b) == CRDT_OK);
+		SEEDED(crdt_map_equal(&got, &b));
+		SEEDED(crdt_map_merge(&got, &got) == CRDT_OK);
+		SEEDED(crdt_map_equal(&got, &b));
+		crdt_map_free(&a);
+		crdt_map_free(&b);
+		crdt_map_free(&want);
+		crdt_map_free(&got);
+	}
+}
+END_TEST
+
 START_TEST(map_encode_roundtrip)
 {
 	seed_setup();
@@ -427,6 +487,7 @@ crdt_suite(void)
 	tcase_add_test(tc, state_presence);
 	tcase_add_test(tc, dot_cap);
 	tcase_add_test(tc, map_merge_laws);
+	tcase_add_test(tc, map_merge_as_per_record);
 	tcase_add_test(tc, map_encode_roundtrip);
 	tcase_add_test(tc, decode_refuses_unsorted_dots);
 	tcase_add_test(tc, claim_roundtrip_and_signing);

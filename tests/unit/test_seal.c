@@ -3,9 +3,12 @@
  * sizes, any changed bit or different associated data refused, the
  * associated-data layout, and the per-key seal counter's warn and refusal.
  */
+#include <sys/wait.h>
+
 #include <check.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "seal.h"
 
@@ -86,6 +89,7 @@ START_TEST(test_fresh_nonces)
 	ck_assert_mem_ne(a, b, SEAL_NONCE_LEN);
 	ck_assert_mem_ne(a + SEAL_NONCE_LEN, b + SEAL_NONCE_LEN, sizeof(pt));
 	ck_assert_uint_eq(k.seals, 2);
+	seal_key_clear(&k);
 }
 END_TEST
 
@@ -112,6 +116,7 @@ START_TEST(test_flipped_bit_fails)
 	ck_assert_int_eq(seal_open(&k, ad, adlen, sealed, sn, back,
 	    sizeof(back), &on), 0);
 	ck_assert_mem_eq(back, pt, sizeof(pt));
+	seal_key_clear(&k);
 }
 END_TEST
 
@@ -143,6 +148,7 @@ START_TEST(test_flipped_bit_large)
 	ck_assert_int_eq(seal_open(&k, (const uint8_t *)"ad", 2, sealed, sn,
 	    back, n, &on), 0);
 	ck_assert_mem_eq(back, pt, n);
+	seal_key_clear(&k);
 	free(pt);
 	free(sealed);
 	free(back);
@@ -204,6 +210,8 @@ START_TEST(test_wrong_ad_or_key_fails)
 	ck_assert_int_eq(seal_open(&k, ad, adlen, sealed, sn, back,
 	    sizeof(back), &on), 0);
 	ck_assert_mem_eq(back, pt, sizeof(pt));
+	seal_key_clear(&k);
+	seal_key_clear(&k2);
 }
 END_TEST
 
@@ -218,6 +226,7 @@ START_TEST(test_seal_refuses_small_output)
 	ck_assert_int_eq(seal_seal(&k, NULL, 0, pt, sizeof(pt), out,
 	    sizeof(out) - 1, &on), -1);
 	ck_assert_uint_eq(k.seals, 0);
+	seal_key_clear(&k);
 }
 END_TEST
 
@@ -272,11 +281,106 @@ START_TEST(test_counter_warns_then_refuses)
 	/* Opening is not counted and still works. */
 	ck_assert_int_eq(seal_seal(&(struct seal_key){ .seals = 0 }, NULL, 0,
 	    pt, 4, out, sizeof(out), &on), 0);
+	seal_key_clear(&k);
 	seal_key_init(&k, (const uint8_t[SEAL_KEY_LEN]){ 0 });
 	k.seals = SEAL_LIMIT;
 	ck_assert_int_eq(seal_open(&k, NULL, 0, out, on, back, sizeof(back),
 	    &bn), 0);
 	ck_assert_mem_eq(back, pt, 4);
+	seal_key_clear(&k);
+}
+
+/*
+ * Two keys used in turn keep to their own keys (each has its own
+ * contexts: OpenSSL 3.0 can keep an old key when a context is re-keyed),
+ * and a key made by hand (no contexts, the fresh-context path) interworks
+ * with one made by seal_key_init, both ways, after failed opens too.
+ */
+START_TEST(test_keys_in_turn)
+{
+	uint8_t pt[300], s1[300 + SEAL_OVERHEAD], s2[300 + SEAL_OVERHEAD];
+	uint8_t back[300], key2[SEAL_KEY_LEN];
+	struct seal_key k1, k2, bare;
+	size_t n1, n2, on;
+
+	memcpy(key2, key_bytes, sizeof(key2));
+	key2[31] ^= 1;
+	seal_key_init(&k1, key_bytes);
+	seal_key_init(&k2, key2);
+	memset(&bare, 0, sizeof(bare));
+	memcpy(bare.key, key_bytes, SEAL_KEY_LEN);
+	for (int round = 0; round < 20; round++) {
+		fill(pt, sizeof(pt), (unsigned int)round);
+		ck_assert_int_eq(seal_seal(&k1, (const uint8_t *)"a", 1, pt,
+		    sizeof(pt), s1, sizeof(s1), &n1), 0);
+		ck_assert_int_eq(seal_seal(&k2, (const uint8_t *)"a", 1, pt,
+		    sizeof(pt), s2, sizeof(s2), &n2), 0);
+		ck_assert_int_eq(seal_open(&k2, (const uint8_t *)"a", 1, s1, n1,
+		    back, sizeof(back), &on), -1);
+		ck_assert_int_eq(seal_open(&k1, (const uint8_t *)"a", 1, s2, n2,
+		    back, sizeof(back), &on), -1);
+		ck_assert_int_eq(seal_open(&k1, (const uint8_t *)"a", 1, s1, n1,
+		    back, sizeof(back), &on), 0);
+		ck_assert_mem_eq(back, pt, sizeof(pt));
+		ck_assert_int_eq(seal_open(&bare, (const uint8_t *)"a", 1, s1,
+		    n1, back, sizeof(back), &on), 0);
+		ck_assert_mem_eq(back, pt, sizeof(pt));
+		ck_assert_int_eq(seal_open(&k2, (const uint8_t *)"a", 1, s2, n2,
+		    back, sizeof(back), &on), 0);
+		ck_assert_mem_eq(back, pt, sizeof(pt));
+		ck_assert_int_eq(seal_seal(&bare, (const uint8_t *)"b", 1, pt,
+		    sizeof(pt), s1, sizeof(s1), &n1), 0);
+		ck_assert_int_eq(seal_open(&k1, (const uint8_t *)"b", 1, s1, n1,
+		    back, sizeof(back), &on), 0);
+		ck_assert_mem_eq(back, pt, sizeof(pt));
+	}
+	ck_assert_uint_eq(k1.seals, 20);
+	ck_assert_uint_eq(k2.seals, 20);
+	seal_key_clear(&k1);
+	seal_key_clear(&k2);
+	seal_key_clear(&bare);
+}
+END_TEST
+
+/* Nonces come from a pool: never repeated across refills, nor by a fork. */
+START_TEST(test_nonce_pool)
+{
+	enum { N = 3 * SEAL_NONCE_POOL + 5 };
+	static uint8_t nonces[N][SEAL_NONCE_LEN];
+	uint8_t pt[8] = { 0 }, out[8 + SEAL_OVERHEAD], child[SEAL_NONCE_LEN];
+	struct seal_key k;
+	size_t on;
+	int fds[2], status;
+	pid_t pid;
+
+	seal_key_init(&k, key_bytes);
+	for (int i = 0; i < N; i++) {
+		ck_assert_int_eq(seal_seal(&k, NULL, 0, pt, sizeof(pt), out,
+		    sizeof(out), &on), 0);
+		memcpy(nonces[i], out, SEAL_NONCE_LEN);
+		for (int j = 0; j < i; j++)
+			ck_assert_mem_ne(nonces[i], nonces[j], SEAL_NONCE_LEN);
+	}
+	/* Parent and child both seal next, from the same pool state. */
+	ck_assert_int_eq(pipe(fds), 0);
+	pid = fork();
+	ck_assert_int_ne(pid, -1);
+	if (pid == 0) {
+		if (seal_seal(&k, NULL, 0, pt, sizeof(pt), out, sizeof(out),
+		    &on) != 0 || write(fds[1], out, SEAL_NONCE_LEN) !=
+		    SEAL_NONCE_LEN)
+			_exit(1);
+		_exit(0);
+	}
+	ck_assert_int_eq(seal_seal(&k, NULL, 0, pt, sizeof(pt), out,
+	    sizeof(out), &on), 0);
+	ck_assert_int_eq(read(fds[0], child, sizeof(child)), SEAL_NONCE_LEN);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	ck_assert_mem_ne(child, out, SEAL_NONCE_LEN);
+	close(fds[0]);
+	close(fds[1]);
+	seal_key_clear(&k);
 }
 END_TEST
 
@@ -295,6 +399,8 @@ seal_suite(void)
 	tcase_add_test(tc, test_seal_refuses_small_output);
 	tcase_add_test(tc, test_ad_layout);
 	tcase_add_test(tc, test_counter_warns_then_refuses);
+	tcase_add_test(tc, test_keys_in_turn);
+	tcase_add_test(tc, test_nonce_pool);
 	tcase_set_timeout(tc, 120);
 	suite_add_tcase(s, tc);
 	return s;
