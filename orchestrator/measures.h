@@ -28,6 +28,7 @@
 	X("swarm.raw_stream_mib_s", 0)			\
 	X("swarm.ratio_to_raw", 0)			\
 	X("swarm.verified", 0)				\
+	X("swarm.unverified", 0)			\
 	X("swarm.stalls", 0)
 
 #define MEASURES_NAME_TEXT(n, lat) n ", "

@@ -59,9 +59,9 @@ host_json(void)
 json_t *
 report_json(const struct run *r)
 {
-	json_t *peers = json_deep_copy(r->peer_rows);
+	json_t *peers = json_deep_copy(r->peer_rows), *j;
 
-	return json_pack("{s:O, s:O, s:I, s:s, s:s, s:O, s:O, s:o, s:O, s:O, "
+	j = json_pack("{s:O, s:O, s:I, s:s, s:s, s:O, s:O, s:o, s:O, s:O, "
 	    "s:o, s:s, s:I}",
 	    "scenario", json_object_get(r->scn, "name"),
 	    "params", json_object_get(r->scn, "params"),
@@ -76,6 +76,13 @@ report_json(const struct run *r)
 	    "host", host_json(),
 	    "run_dir", r->dir,
 	    "wall_ms", (json_int_t)(r->end_ms - r->t0_ms));
+	if (r->swarm_cid[0] != '\0')
+		json_object_set_new(j, "swarm", json_pack("{s:s, s:s, s:f, s:s, "
+		    "s:O}", "cid", r->swarm_cid, "sha256", r->swarm_sha,
+		    "size", r->swarm_size, "publisher",
+		    r->fleet.peers[r->swarm_publisher]->name, "fetchers",
+		    r->swarm_rows));
+	return j;
 }
 
 static void
@@ -203,6 +210,27 @@ write_md(const struct run *r)
 		md_num(fp, json_object_get(v, "value"));
 		fprintf(fp, " | %s |\n", json_string_value(json_object_get(v,
 		    "unit")));
+	}
+	if (r->swarm_cid[0] != '\0') {
+		fprintf(fp, "\n## Content swarm\n\n%.0f bytes published by %s "
+		    "(cid `%.16s...`, SHA-256 `%.16s...`).\n\n| fetcher | "
+		    "verified | from the seeder | from the others | seconds | bad "
+		    "pieces |\n|---|---|--:|--:|--:|--:|\n", r->swarm_size,
+		    r->fleet.peers[r->swarm_publisher]->name, r->swarm_cid,
+		    r->swarm_sha);
+		json_array_foreach(r->swarm_rows, i, v) {
+			fprintf(fp, "| %s | %s | ", json_string_value(
+			    json_object_get(v, "name")), json_is_true(
+			    json_object_get(v, "verified")) ? "yes" : "**no**");
+			md_num(fp, json_object_get(v, "bytes_from_seeder"));
+			fprintf(fp, " | ");
+			md_num(fp, json_object_get(v, "bytes_from_others"));
+			fprintf(fp, " | ");
+			md_num(fp, json_object_get(v, "seconds"));
+			fprintf(fp, " | ");
+			md_num(fp, json_object_get(v, "bad_pieces"));
+			fprintf(fp, " |\n");
+		}
 	}
 	fprintf(fp, "\n## Peers\n\n| peer | pid | state | frames in | frames "
 	    "out | bytes in | bytes out | CPU s | max RSS KiB |\n"

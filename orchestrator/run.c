@@ -901,6 +901,302 @@ act_fault(struct run *r, json_t *step)
 	return 0;
 }
 
+/* ---- the content swarm ------------------------------------------------- */
+
+static int
+act_publish(struct run *r, json_t *step, uint64_t deadline)
+{
+	struct peer *p = one_peer(r, step, "peer");
+	double mib = json_number_value(json_object_get(step, "mebibytes"));
+	uint64_t now = clock_mono_ms();
+	char err[256];
+	json_t *args, *res;
+
+	if (p == NULL || !fleet_live(p))
+		return fail(r, "publish: the publisher is not running");
+	r->swarm_size = floor(mib * 1048576.0);
+	args = json_pack("{s:I, s:O, s:O}", "size", (json_int_t)r->swarm_size,
+	    "seed", json_object_get(step, "seed"), "piece_kib",
+	    json_object_get(step, "piece_kib"));
+	res = fleet_call(p, "publish", args, now < deadline ?
+	    (int)(deadline - now) : 1000, err, sizeof(err));
+	json_decref(args);
+	if (res == NULL)
+		return fail(r, "publish: %s", err);
+	snprintf(r->swarm_cid, sizeof(r->swarm_cid), "%s",
+	    json_string_value(json_object_get(res, "cid")));
+	snprintf(r->swarm_sha, sizeof(r->swarm_sha), "%s",
+	    json_string_value(json_object_get(res, "sha256")));
+	r->swarm_publisher = p->index;
+	timeline(r, "published", json_pack("{s:i, s:s, s:s, s:O, s:O}",
+	    "peer", p->index, "cid", r->swarm_cid, "sha256", r->swarm_sha,
+	    "size", json_object_get(res, "size"), "pieces",
+	    json_object_get(res, "pieces")));
+	json_decref(res);
+	return 0;
+}
+
+static json_t *
+content_of(struct run *r, struct peer *p, char *err, size_t errlen)
+{
+	json_t *args = json_pack("{s:s}", "cid", r->swarm_cid), *res;
+
+	res = fleet_call(p, "content", args, CALL_MS, err, errlen);
+	json_decref(args);
+	return res;
+}
+
+/* Every fetcher complete; lines every 10 s, a stall after 30 s quiet. */
+static int
+wait_fetched(struct run *r, uint64_t deadline)
+{
+	size_t n = json_array_size(r->swarm_fetchers);
+	uint64_t *last_gain = xcalloc(n ? n : 1, sizeof(*last_gain));
+	json_int_t *last_v = xcalloc(n ? n : 1, sizeof(*last_v));
+	bool *stalled = xcalloc(n ? n : 1, sizeof(*stalled));
+	uint64_t next_line = clock_mono_ms() + PROGRESS_MS;
+	int rc = 0;
+	char err[256];
+
+	for (size_t i = 0; i < n; i++)
+		last_gain[i] = clock_mono_ms();
+	for (;;) {
+		size_t done = 0;
+		char line[1024] = "";
+		bool print = clock_mono_ms() >= next_line;
+
+		for (size_t i = 0; i < n; i++) {
+			struct peer *p = r->fleet.peers[json_integer_value(
+			    json_array_get(r->swarm_fetchers, i))];
+			json_t *c;
+			json_int_t v;
+
+			if (!fleet_live(p) || (c = content_of(r, p, err,
+			    sizeof(err))) == NULL)
+				continue;
+			v = json_integer_value(json_object_get(c, "verified"));
+			if (json_is_true(json_object_get(c, "complete")))
+				done++;
+			else if (v != last_v[i]) {
+				last_v[i] = v;
+				last_gain[i] = clock_mono_ms();
+				stalled[i] = false;
+			} else if (!stalled[i] && clock_mono_ms() -
+			    last_gain[i] >= 30000) {
+				json_t *args = json_pack("{s:i}", "n", 20), *t;
+
+				stalled[i] = true;
+				r->swarm_stalls++;
+				note(r, "stall: %s gained no piece for 30 s "
+				    "(%lld of %lld verified)", p->name,
+				    (long long)v, (long long)json_integer_value(
+				    json_object_get(c, "pieces")));
+				timeline(r, "stall", json_pack("{s:i, s:I}",
+				    "peer", p->index, "verified", v));
+				t = fleet_call(p, "trace", args, CALL_MS, err,
+				    sizeof(err));
+				if (t != NULL && r->opts.verbose >= 0) {
+					size_t k;
+					json_t *e;
+
+					fprintf(stderr, "%s trace tail:\n", p->name);
+					json_array_foreach(json_object_get(t,
+					    "events"), k, e)
+						fprintf(stderr, "  %s %s\n",
+						    json_string_value(
+						    json_object_get(e, "cat")),
+						    json_string_value(
+						    json_object_get(e, "detail")));
+				}
+				json_decref(t);
+				json_decref(args);
+			}
+			if (print) {
+				size_t used = strlen(line);
+
+				snprintf(line + used, sizeof(line) - used,
+				    " %s %lld/%lld", p->name, (long long)
+				    json_integer_value(json_object_get(c,
+				    "verified")), (long long)json_integer_value(
+				    json_object_get(c, "pieces")));
+			}
+			json_decref(c);
+		}
+		if (print) {
+			next_line = clock_mono_ms() + PROGRESS_MS;
+			if (r->opts.verbose >= 0)
+				fprintf(stderr, "%sswarm: pieces verified:%s\n",
+				    r->tty ? "\r\033[K" : "", line);
+		}
+		if (done == n)
+			break;
+		if (clock_mono_ms() >= deadline) {
+			rc = fail(r, "fetch: %zu of %zu fetchers complete within "
+			    "the bound", done, n);
+			break;
+		}
+		if (housekeep(r) == -1) {
+			rc = -1;
+			break;
+		}
+		nap();
+	}
+	free(last_gain);
+	free(last_v);
+	free(stalled);
+	return rc;
+}
+
+static int
+act_fetch(struct run *r, json_t *step, uint64_t deadline)
+{
+	struct peer *ps[FLEET_MAX_PEERS];
+	char err[256];
+	int np;
+
+	if (r->swarm_cid[0] == '\0')
+		return fail(r, "fetch: nothing was published");
+	np = select_peers(r, json_object_get(step, "peer"), ps,
+	    FLEET_MAX_PEERS, true);
+	if (np <= 0)
+		return fail(r, "fetch: no live peer selected");
+	for (int i = 0; i < np; i++) {
+		json_t *args, *res;
+
+		if (ps[i]->index == r->swarm_publisher)
+			continue;
+		args = json_pack("{s:s}", "cid", r->swarm_cid);
+		res = fleet_call(ps[i], "fetch", args, 15000, err, sizeof(err));
+		json_decref(args);
+		if (res == NULL)
+			return fail(r, "fetch: %s", err);
+		json_decref(res);
+		json_array_append_new(r->swarm_fetchers,
+		    json_integer(ps[i]->index));
+		timeline(r, "fetch_started", json_pack("{s:i, s:s}", "peer",
+		    ps[i]->index, "cid", r->swarm_cid));
+	}
+	if (!json_is_true(json_object_get(step, "wait")))
+		return 0;
+	return wait_fetched(r, deadline);
+}
+
+/* The same bytes over one plain TCP stream, now, for the ratio. */
+static void
+raw_stream(struct run *r, double bytes)
+{
+	char tool[700], arg[64], line[512] = "";
+	int out[2], status;
+	ssize_t n;
+	pid_t pid;
+	json_t *j;
+
+	snprintf(tool, sizeof(tool), "%s", r->opts.peerd);
+	if (strrchr(tool, '/') != NULL)
+		snprintf(strrchr(tool, '/') + 1, sizeof(tool) - (size_t)(
+		    strrchr(tool, '/') + 1 - tool), "tcpstream");
+	else
+		snprintf(tool, sizeof(tool), "tcpstream");
+	if (access(tool, X_OK) != 0 || pipe(out) == -1) {
+		note(r, "no %s: swarm.raw_stream_mib_s not measured", tool);
+		return;
+	}
+	snprintf(arg, sizeof(arg), "%.0f", bytes);
+	if ((pid = fork()) == 0) {
+		dup2(out[1], STDOUT_FILENO);
+		close(out[0]);
+		execl(tool, tool, "-n", arg, (char *)NULL);
+		_exit(127);
+	}
+	close(out[1]);
+	n = read(out[0], line, sizeof(line) - 1);
+	close(out[0]);
+	waitpid(pid, &status, 0);
+	if (n <= 0 || (j = json_loads(line, JSON_DISABLE_EOF_CHECK, NULL)) ==
+	    NULL) {
+		note(r, "tcpstream failed: swarm.raw_stream_mib_s not measured");
+		return;
+	}
+	set_measure(r, "swarm.raw_stream_mib_s", json_number_value(
+	    json_object_get(j, "mib_s")), "MiB/s");
+	json_decref(j);
+}
+
+/* Per fetcher: verified, bytes from the seeder and from the others. */
+static void
+gather_swarm(struct run *r)
+{
+	const char *pub;
+	double total = 0, from_seeder = 0, first_us = 0, last_us = 0;
+	size_t i, verified = 0, n = json_array_size(r->swarm_fetchers);
+	json_t *ix;
+	char err[256];
+
+	if (r->swarm_cid[0] == '\0' || n == 0)
+		return;
+	pub = r->fleet.peers[r->swarm_publisher]->name;
+	json_array_foreach(r->swarm_fetchers, i, ix) {
+		struct peer *p = r->fleet.peers[json_integer_value(ix)];
+		json_t *c = fleet_live(p) ? content_of(r, p, err, sizeof(err)) :
+		    NULL, *from, *v;
+		double mine = 0, seeder = 0, s_us, e_us;
+		const char *k, *sha;
+		bool ok;
+
+		if (c == NULL) {
+			json_array_append_new(r->swarm_rows, json_pack(
+			    "{s:s, s:b}", "name", p->name, "verified", 0));
+			continue;
+		}
+		from = json_object_get(c, "from");
+		json_object_foreach(from, k, v) {
+			mine += json_number_value(v);
+			if (strcmp(k, pub) == 0)
+				seeder += json_number_value(v);
+		}
+		sha = json_string_value(json_object_get(c, "sha256"));
+		ok = json_is_true(json_object_get(c, "complete")) && sha != NULL &&
+		    strcmp(sha, r->swarm_sha) == 0;
+		verified += ok;
+		total += mine;
+		from_seeder += seeder;
+		s_us = json_number_value(json_object_get(c, "start_us"));
+		e_us = json_number_value(json_object_get(c, "end_us"));
+		if (first_us == 0 || s_us < first_us)
+			first_us = s_us;
+		if (e_us > last_us)
+			last_us = e_us;
+		json_array_append_new(r->swarm_rows, json_pack(
+		    "{s:s, s:b, s:f, s:f, s:O, s:O}", "name", p->name,
+		    "verified", ok, "bytes_from_seeder", seeder,
+		    "bytes_from_others", mine - seeder, "seconds",
+		    json_object_get(c, "seconds"), "bad_pieces",
+		    json_object_get(c, "bad_pieces")));
+		json_decref(c);
+	}
+	set_measure(r, "swarm.verified", (double)verified, "count");
+	set_measure(r, "swarm.unverified", (double)(n - verified), "count");
+	set_measure(r, "swarm.stalls", (double)r->swarm_stalls, "count");
+	if (verified == n && last_us > first_us) {
+		double secs = (last_us - first_us) / 1e6;
+		json_t *raw;
+
+		set_measure(r, "swarm.wall_ms", secs * 1000.0, "ms");
+		set_measure(r, "swarm.aggregate_mib_s", r->swarm_size *
+		    (double)n / 1048576.0 / secs, "MiB/s");
+		if (total > 0)
+			set_measure(r, "swarm.seeder_share", from_seeder / total,
+			    "ratio");
+		raw_stream(r, r->swarm_size * (double)n);
+		raw = json_object_get(json_object_get(r->measures,
+		    "swarm.raw_stream_mib_s"), "value");
+		if (json_number_value(raw) > 0)
+			set_measure(r, "swarm.ratio_to_raw", r->swarm_size *
+			    (double)n / 1048576.0 / secs / json_number_value(raw),
+			    "ratio");
+	}
+}
+
 /* ---- conditions -------------------------------------------------------- */
 
 static int
@@ -1071,7 +1367,11 @@ act_wait(struct run *r, json_t *step, uint64_t deadline)
 			ok = cond_converged(r, why, sizeof(why));
 		else if (strcmp(until, "visible") == 0)
 			ok = cond_visible(r, why, sizeof(why));
-		else if (strcmp(until, "taken") == 0) {
+		else if (strcmp(until, "fetched") == 0) {
+			if (wait_fetched(r, deadline) == -1)
+				return -1;
+			ok = 1;
+		} else if (strcmp(until, "taken") == 0) {
 			collect_all_takes(r);
 			ok = taken_count(r) >= json_object_size(r->writes);
 			snprintf(why, sizeof(why), "%zu of %zu taken",
@@ -1148,6 +1448,8 @@ run_step(struct run *r, json_t *step)
 	if (strcmp(a, "wait") == 0) return act_wait(r, step, deadline);
 	if (strcmp(a, "sleep") == 0) return act_sleep(r, step);
 	if (strcmp(a, "mark") == 0) return 0;
+	if (strcmp(a, "publish") == 0) return act_publish(r, step, deadline);
+	if (strcmp(a, "fetch") == 0) return act_fetch(r, step, deadline);
 	return fail(r, "unknown action \"%s\"", a);
 }
 
@@ -1404,6 +1706,9 @@ run_scenario(struct run *r, json_t *scn, const struct run_opts *opts)
 	r->peer_rows = json_array();
 	r->checks = json_array();
 	r->counters = json_object();
+	r->swarm_fetchers = json_array();
+	r->swarm_rows = json_array();
+	r->swarm_publisher = -1;
 	r->rng = opts->seed ? opts->seed : 0x9e3779b97f4a7c15ull;
 	r->tty = isatty(STDERR_FILENO) && opts->verbose >= 0;
 	r->t0_ms = clock_mono_ms();
@@ -1469,6 +1774,7 @@ run_scenario(struct run *r, json_t *scn, const struct run_opts *opts)
 	r->end_ms = clock_mono_ms();
 	set_measure(r, "run.wall_ms", (double)(r->end_ms - r->t0_ms), "ms");
 	gather(r);
+	gather_swarm(r);
 	check_history(r);
 	run_checks(r);
 	if (r->tty)
@@ -1498,4 +1804,6 @@ run_free(struct run *r)
 	json_decref(r->peer_rows);
 	json_decref(r->checks);
 	json_decref(r->counters);
+	json_decref(r->swarm_fetchers);
+	json_decref(r->swarm_rows);
 }

@@ -61,6 +61,14 @@ struct run {
 	uint64_t	 last_sample_ms;
 	uint64_t	 last_collect_ms;
 	uint64_t	 rng;
+	/* the content swarm */
+	char		 swarm_cid[65];
+	char		 swarm_sha[65];
+	int		 swarm_publisher;	/* -1: none */
+	double		 swarm_size;
+	json_t		*swarm_fetchers;	/* [index, ...] */
+	json_t		*swarm_rows;		/* per fetcher, for the report */
+	uint64_t	 swarm_stalls;
 	uint64_t	 progress_ms;	/* watchdog: last step end or activity */
 	uint64_t	 last_watch_ms;
 	bool		 in_watch;

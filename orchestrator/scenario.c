@@ -104,7 +104,7 @@ static const char *const fleet_keys[] = {
 static const char *const bindings[] = { "tcp", NULL };
 static const char *const topologies[] = { "mesh", "ring", "star", NULL };
 static const char *const untils[] = {
-	"connected", "converged", "visible", "taken", "metric", NULL
+	"connected", "converged", "visible", "taken", "fetched", "metric", NULL
 };
 static const char *const ops[] = { "<", "<=", "==", "!=", ">=", ">", NULL };
 static const char *const stats[] = {
@@ -1127,6 +1127,18 @@ static const struct field wait_fields[] = {
 	{ "value", FK_NUM, 0, -INFINITY, INFINITY, NULL, NULL },
 	{ NULL, 0, 0, 0, 0, NULL, NULL }
 };
+static const struct field publish_fields[] = {
+	{ "peer", FK_INDEX, 0, 0, 0, "0", NULL },
+	{ "mebibytes", FK_NUM, F_REQ | F_ABOVE, 0, 65536, NULL, NULL },
+	{ "piece_kib", FK_INT, 0, 1, 4096, "1024", NULL },
+	{ "seed", FK_INT, 0, 0, 4294967295.0, "1", NULL },
+	{ NULL, 0, 0, 0, 0, NULL, NULL }
+};
+static const struct field fetch_fields[] = {
+	{ "peer", FK_SEL, 0, 0, 0, "\"all\"", NULL },
+	{ "wait", FK_BOOL, 0, 0, 0, "true", NULL },
+	{ NULL, 0, 0, 0, 0, NULL, NULL }
+};
 static const struct field sleep_fields[] = {
 	{ "ms", FK_INT, F_REQ, 0, (double)TIME_MS_MAX, NULL, NULL },
 	{ NULL, 0, 0, 0, 0, NULL, NULL }
@@ -1475,6 +1487,8 @@ static const struct action actions[] = {
 	{ "wait", wait_fields, post_wait },
 	{ "sleep", sleep_fields, NULL },
 	{ "mark", mark_fields, NULL },
+	{ "publish", publish_fields, NULL },
+	{ "fetch", fetch_fields, NULL },
 };
 
 /* ---- steps and checks ------------------------------------------------ */

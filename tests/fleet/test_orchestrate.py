@@ -76,7 +76,9 @@ class Tmp:
 def test_builtin_scenarios_pass_and_write_the_bundle():
     toy = {"churn": ["--set", "entries=20"],
            "throughput": ["--set", "tasks=30"],
-           "gossip": ["--set", "entries=20"]}
+           "gossip": ["--set", "entries=20"],
+           "swarm": ["--set", "peers=3", "--set", "mebibytes=2",
+                     "--set", "piece_kib=64"]}
     with Tmp() as out:
         for name, sets in toy.items():
             p = orchestrate(["scenarios/%s.json" % name] + sets, out)
@@ -102,6 +104,12 @@ def test_builtin_scenarios_pass_and_write_the_bundle():
                 assert m["throughput.write_to_take"]["count"] > 0
             if name == "gossip":
                 assert m["gossip.write_to_visible"]["count"] > 0
+            if name == "swarm":
+                assert m["swarm.verified"]["value"] == 2
+                assert 0 < m["swarm.seeder_share"]["value"] <= 1
+                assert m["swarm.raw_stream_mib_s"]["value"] > 0
+                assert m["swarm.ratio_to_raw"]["value"] > 0
+                assert all(f["verified"] for f in rep["swarm"]["fetchers"])
             with open(os.path.join(d, "run.json")) as fh:
                 rj = json.load(fh)
             assert all("cmdline" in p for p in rj["peers"])

@@ -145,6 +145,8 @@ START_TEST(test_golden_gossip) { golden("gossip"); }
 END_TEST
 START_TEST(test_golden_churn) { golden("churn"); }
 END_TEST
+START_TEST(test_golden_swarm) { golden("swarm"); }
+END_TEST
 
 START_TEST(test_set_overrides)
 {
@@ -527,7 +529,7 @@ START_TEST(test_err_action)
 
 	refused(t, NULL, 0, "t.json:6: steps[1].action: expected an action: "
 	    "start, stop, kill, pause, resume, restart, join, connect, write, "
-	    "take, fault, wait, sleep, mark, got \"explode\"");
+	    "take, fault, wait, sleep, mark, publish, fetch, got \"explode\"");
 	free(t);
 	t = with_steps("  {\"action\": \"fault\", \"drop\": 0.1, \"clear\": "
 	    "true}", "");
@@ -736,6 +738,7 @@ scenario_suite(void)
 	tcase_add_test(tc, test_golden_throughput);
 	tcase_add_test(tc, test_golden_gossip);
 	tcase_add_test(tc, test_golden_churn);
+	tcase_add_test(tc, test_golden_swarm);
 	tcase_add_test(tc, test_set_overrides);
 	tcase_add_test(tc, test_substitution_types);
 	tcase_add_test(tc, test_actions_defaults);
