@@ -645,6 +645,21 @@ dcbor_get_text(struct dcbor_rd *rd, const char **s, size_t *n)
 }
 
 int
+dcbor_get_cstr(struct dcbor_rd *rd, char *out, size_t outlen)
+{
+	const char *s;
+	size_t n;
+
+	if (dcbor_get_text(rd, &s, &n) == -1)
+		return -1;
+	if (n >= outlen || memchr(s, '\0', n) != NULL)
+		return rd_fail(rd, DCBOR_ERANGE);
+	memcpy(out, s, n);
+	out[n] = '\0';
+	return 0;
+}
+
+int
 dcbor_get_array(struct dcbor_rd *rd, uint64_t *n)
 {
 	struct dcbor_item it;

@@ -129,6 +129,8 @@ int	dcbor_get_bytes(struct dcbor_rd *rd, const uint8_t **p, size_t *n);
 /* Bytes of exactly n bytes. */
 int	dcbor_get_fixed(struct dcbor_rd *rd, void *out, size_t n);
 int	dcbor_get_text(struct dcbor_rd *rd, const char **s, size_t *n);
+/* Text copied NUL-terminated into out; -1 if it does not fit outlen. */
+int	dcbor_get_cstr(struct dcbor_rd *rd, char *out, size_t outlen);
 int	dcbor_get_array(struct dcbor_rd *rd, uint64_t *n);
 int	dcbor_get_map(struct dcbor_rd *rd, uint64_t *n);
 /* Read one whole item and return its encoded span. */

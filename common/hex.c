@@ -17,8 +17,8 @@ hex_encode(const uint8_t *in, size_t n, char *out)
 	out[2 * n] = '\0';
 }
 
-static int
-hex_val(char c)
+int
+hex_digit(char c)
 {
 	if (c >= '0' && c <= '9')
 		return c - '0';
@@ -35,7 +35,7 @@ hex_decode(const char *in, uint8_t *out, size_t n)
 	if (strlen(in) != 2 * n)
 		return -1;
 	for (size_t i = 0; i < n; i++) {
-		int hi = hex_val(in[2 * i]), lo = hex_val(in[2 * i + 1]);
+		int hi = hex_digit(in[2 * i]), lo = hex_digit(in[2 * i + 1]);
 
 		if (hi < 0 || lo < 0)
 			return -1;

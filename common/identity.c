@@ -32,6 +32,7 @@
 #include <xxhash.h>
 
 #include "base58.h"
+#include "fileio.h"
 #include "identity.h"
 #include "log.h"
 
@@ -96,23 +97,6 @@ identity_from_seed(struct identity *ident,
 	return identity_fill(ident, pkey);
 }
 
-static int
-write_all(int fd, const char *p, size_t n)
-{
-	while (n > 0) {
-		ssize_t w = write(fd, p, n);
-
-		if (w == -1) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 /*
  * Write the key to a fresh 0600 temp file beside path, then move it into
  * place: rename() replaces, link() (replace false) refuses an existing
@@ -151,7 +135,7 @@ identity_write(const struct identity *ident, const char *path, bool replace)
 	if (fd == -1)
 		goto fail;
 	if (fchmod(fd, 0600) == -1 ||
-	    write_all(fd, pem, (size_t)pemlen) == -1 ||
+	    fileio_write_all(fd, pem, (size_t)pemlen) == -1 ||
 	    fsync(fd) == -1)
 		goto fail;
 	if (close(fd) == -1) {

@@ -19,6 +19,7 @@
 
 #include <jansson.h>
 
+#include "hex.h"
 #include "jpos.h"
 #include "xmalloc.h"
 
@@ -300,18 +301,6 @@ skip_ws(struct reader *r)
 
 static json_t	*read_value(struct reader *);
 
-static int
-hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* Four hex digits at p (bounded by the caller), or -1. */
 static long
 read_hex4(const char *p)
@@ -320,7 +309,7 @@ read_hex4(const char *p)
 	int i, d;
 
 	for (i = 0; i < 4; i++) {
-		if ((d = hexval(p[i])) < 0)
+		if ((d = hex_digit(p[i])) < 0)
 			return -1;
 		v = v * 16 + d;
 	}

@@ -730,33 +730,47 @@ wait_loads(struct run *r, struct peer **ps, int np, const char *name,
 	return 0;
 }
 
+static const char *const write_keys[] = { "count", "rate", "type",
+    "payload_bytes", "lease_ms", NULL };
+static const char *const take_keys[] = { "workers", "type", "complete",
+    "timeout_ms", NULL };
+
+/* Start an in-peer load named after the step, with the step's keys. */
+static int
+start_loads(struct run *r, struct peer **ps, int np, json_t *step,
+    const char *op, const char *const *keys)
+{
+	json_t *name = json_object_get(step, "name");
+	char err[256];
+
+	for (int i = 0; i < np; i++) {
+		json_t *args = json_pack("{s:s, s:O}", "op", op, "name", name),
+		    *res;
+
+		for (const char *const *k = keys; *k != NULL; k++)
+			json_object_set(args, *k, json_object_get(step, *k));
+		res = fleet_call(ps[i], "load", args, CALL_MS, err, sizeof(err));
+		json_decref(args);
+		if (res == NULL)
+			return fail(r, "%s: %s", json_string_value(name), err);
+		json_decref(res);
+	}
+	return 0;
+}
+
 static int
 act_write(struct run *r, json_t *step, uint64_t deadline)
 {
 	struct peer *ps[FLEET_MAX_PEERS];
 	const char *name = json_string_value(json_object_get(step, "name"));
-	char err[256];
 	int np;
 
 	np = select_peers(r, json_object_get(step, "peer"), ps,
 	    FLEET_MAX_PEERS, true);
 	if (np <= 0)
 		return fail(r, "%s: no live peer selected", name);
-	for (int i = 0; i < np; i++) {
-		json_t *args = json_pack("{s:s, s:s, s:O, s:O, s:O, s:O, s:O}",
-		    "op", "write", "name", name,
-		    "count", json_object_get(step, "count"),
-		    "rate", json_object_get(step, "rate"),
-		    "type", json_object_get(step, "type"),
-		    "payload_bytes", json_object_get(step, "payload_bytes"),
-		    "lease_ms", json_object_get(step, "lease_ms")), *res;
-
-		res = fleet_call(ps[i], "load", args, CALL_MS, err, sizeof(err));
-		json_decref(args);
-		if (res == NULL)
-			return fail(r, "%s: %s", name, err);
-		json_decref(res);
-	}
+	if (start_loads(r, ps, np, step, "write", write_keys) == -1)
+		return -1;
 	if (!json_is_true(json_object_get(step, "wait")))
 		return 0;
 	if (wait_loads(r, ps, np, name, deadline) == -1)
@@ -791,20 +805,8 @@ act_take(struct run *r, json_t *step, uint64_t deadline)
 	    json_object_size(r->writes);
 	r->take_start_ms = clock_mono_ms();
 	r->take_end_ms = 0;
-	for (int i = 0; i < np; i++) {
-		json_t *args = json_pack("{s:s, s:s, s:O, s:O, s:O, s:O}",
-		    "op", "take", "name", name,
-		    "workers", json_object_get(step, "workers"),
-		    "type", json_object_get(step, "type"),
-		    "complete", json_object_get(step, "complete"),
-		    "timeout_ms", json_object_get(step, "timeout_ms")), *res;
-
-		res = fleet_call(ps[i], "load", args, CALL_MS, err, sizeof(err));
-		json_decref(args);
-		if (res == NULL)
-			return fail(r, "%s: %s", name, err);
-		json_decref(res);
-	}
+	if (start_loads(r, ps, np, step, "take", take_keys) == -1)
+		return -1;
 	if (!json_is_true(json_object_get(step, "wait")))
 		return 0;
 	for (;;) {

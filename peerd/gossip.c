@@ -89,6 +89,21 @@ seen_add(uint64_t rid)
 	seen_set[i] = rid;
 }
 
+/* A rumor body (docs/protocol.md section 7) in a fresh buffer. */
+static void
+rumor_body(struct dcbor_buf *b, uint64_t rid, uint64_t hops,
+    const uint8_t *items, size_t len)
+{
+	dcbor_buf_init(b);
+	dcbor_put_map(b, 3);
+	dcbor_put_cstr(b, "rid");
+	dcbor_put_uint(b, rid);
+	dcbor_put_cstr(b, "hops");
+	dcbor_put_uint(b, hops);
+	dcbor_put_cstr(b, "items");
+	dcbor_put_raw(b, items, len);
+}
+
 /* Send a rumor body to up to fanout members other than 'except'. */
 static void
 rumor_send(uint64_t hops, uint64_t rid, const uint8_t *items, size_t len,
@@ -98,14 +113,7 @@ rumor_send(uint64_t hops, uint64_t rid, const uint8_t *items, size_t len,
 	struct dcbor_buf b;
 	size_t n, fan = pd->conf.fanout < 64 ? pd->conf.fanout : 64;
 
-	dcbor_buf_init(&b);
-	dcbor_put_map(&b, 3);
-	dcbor_put_cstr(&b, "rid");
-	dcbor_put_uint(&b, rid);
-	dcbor_put_cstr(&b, "hops");
-	dcbor_put_uint(&b, hops);
-	dcbor_put_cstr(&b, "items");
-	dcbor_put_raw(&b, items, len);
+	rumor_body(&b, rid, hops, items, len);
 	n = member_pick_up(to, fan, except);
 	for (size_t i = 0; i < n; i++) {
 		if (link_send_member(to[i], FRAME_RUMOR, b.data, b.len) == 0)
@@ -138,14 +146,7 @@ rumor_send_all(uint64_t rid, const uint8_t *items, size_t len)
 {
 	struct dcbor_buf b;
 
-	dcbor_buf_init(&b);
-	dcbor_put_map(&b, 3);
-	dcbor_put_cstr(&b, "rid");
-	dcbor_put_uint(&b, rid);
-	dcbor_put_cstr(&b, "hops");
-	dcbor_put_uint(&b, 1);
-	dcbor_put_cstr(&b, "items");
-	dcbor_put_raw(&b, items, len);
+	rumor_body(&b, rid, 1, items, len);
 	for (size_t i = 0; i < member_count(); i++) {
 		struct member *m = member_at(i);
 
@@ -444,19 +445,6 @@ send_group_ad(struct member *to)
 }
 
 static int
-get_small_text(struct dcbor_rd *rd, char *out, size_t outlen)
-{
-	const char *s;
-	size_t n;
-
-	if (dcbor_get_text(rd, &s, &n) == -1 || n >= outlen)
-		return -1;
-	memcpy(out, s, n);
-	out[n] = '\0';
-	return 0;
-}
-
-static int
 recv_group_ad(struct member *from, const uint8_t *body, size_t len)
 {
 	struct dcbor_rd rd;
@@ -472,15 +460,15 @@ recv_group_ad(struct member *from, const uint8_t *body, size_t len)
 		char addr[64], name[64], key[8];
 
 		if (dcbor_get_map(&rd, &fields) == -1 || fields != 3 ||
-		    get_small_text(&rd, key, sizeof(key)) == -1 ||
+		    dcbor_get_cstr(&rd, key, sizeof(key)) == -1 ||
 		    strcmp(key, "id") != 0 ||
 		    dcbor_get_fixed(&rd, id, sizeof(id)) == -1 ||
-		    get_small_text(&rd, key, sizeof(key)) == -1 ||
+		    dcbor_get_cstr(&rd, key, sizeof(key)) == -1 ||
 		    strcmp(key, "addr") != 0 ||
-		    get_small_text(&rd, addr, sizeof(addr)) == -1 ||
-		    get_small_text(&rd, key, sizeof(key)) == -1 ||
+		    dcbor_get_cstr(&rd, addr, sizeof(addr)) == -1 ||
+		    dcbor_get_cstr(&rd, key, sizeof(key)) == -1 ||
 		    strcmp(key, "name") != 0 ||
-		    get_small_text(&rd, name, sizeof(name)) == -1)
+		    dcbor_get_cstr(&rd, name, sizeof(name)) == -1)
 			return -1;
 		if (memcmp(id, pd->ident.id, IDENTITY_ID_LEN) == 0 ||
 		    member_find(id) != NULL)
@@ -515,7 +503,7 @@ recv_ping(struct member *from, uint32_t kind, const uint8_t *body,
 	for (uint64_t i = 0; i < n; i++) {
 		char key[8];
 
-		if (get_small_text(&rd, key, sizeof(key)) == -1)
+		if (dcbor_get_cstr(&rd, key, sizeof(key)) == -1)
 			return -1;
 		if (strcmp(key, "seq") == 0) {
 			if (dcbor_get_uint(&rd, &seq) == -1)

@@ -321,19 +321,6 @@ struct hello_body {
 };
 
 static int
-copy_text(struct dcbor_rd *rd, char *out, size_t outlen)
-{
-	const char *s;
-	size_t n;
-
-	if (dcbor_get_text(rd, &s, &n) == -1 || n >= outlen)
-		return -1;
-	memcpy(out, s, n);
-	out[n] = '\0';
-	return 0;
-}
-
-static int
 hello_parse(const uint8_t *p, size_t len, struct hello_body *h)
 {
 	struct dcbor_rd rd;
@@ -350,10 +337,10 @@ hello_parse(const uint8_t *p, size_t len, struct hello_body *h)
 		if (dcbor_get_text(&rd, &k, &klen) == -1)
 			return -1;
 		if (klen == 4 && memcmp(k, "addr", 4) == 0) {
-			if (copy_text(&rd, h->addr, sizeof(h->addr)) == -1)
+			if (dcbor_get_cstr(&rd, h->addr, sizeof(h->addr)) == -1)
 				return -1;
 		} else if (klen == 4 && memcmp(k, "name", 4) == 0) {
-			if (copy_text(&rd, h->name, sizeof(h->name)) == -1)
+			if (dcbor_get_cstr(&rd, h->name, sizeof(h->name)) == -1)
 				return -1;
 		} else if (klen == 4 && memcmp(k, "echo", 4) == 0) {
 			if (dcbor_get_bytes(&rd, &h->echo, &h->echo_len) == -1)

@@ -1,0 +1,13 @@
+/*
+ * fileio.h: whole writes and reads that survive short counts and EINTR.
+ */
+#ifndef FILEIO_H
+#define FILEIO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Write all n bytes to fd. 0, or -1 with errno. */
+int	fileio_write_all(int fd, const void *p, size_t n);
+
+#endif
