@@ -244,6 +244,9 @@ main(int argc, char **argv)
 		RAND_bytes((unsigned char *)&opts.seed, sizeof(opts.seed));
 	opts.seed &= 0x7fffffffffffffffull;	/* fits a JSON integer */
 	json_object_set_new(scn, "seed", json_integer((json_int_t)opts.seed));
+	for (size_t i = 0; i < nsets; i++)
+		free(sets[i]);
+	free(sets);
 	if (dry) {
 		json_dumpf(scn, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
 		putchar('\n');
@@ -289,8 +292,5 @@ main(int argc, char **argv)
 	run_free(&run);
 	free(opts.wraps);
 	json_decref(scn);
-	for (size_t i = 0; i < nsets; i++)
-		free(sets[i]);
-	free(sets);
 	return ch;
 }

@@ -54,7 +54,7 @@ def wait_until(fn, timeout=10.0, what="condition"):
 class Control:
     """One connection to a peer's control socket."""
 
-    def __init__(self, path, timeout=10.0):
+    def __init__(self, path, timeout=30.0):
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.sock.settimeout(timeout)
         self.sock.connect(path)

@@ -152,8 +152,11 @@ def test_peer_crash_exits_2_with_the_crash_in_the_report():
         s = scenario_file(out, "crash", [
             {"action": "start"}, {"action": "wait", "until": "connected"},
             {"action": "sleep", "ms": 20000}])
+        # Under AddressSanitizer a SIGSEGV would be caught and turned into
+        # an exit status; let it kill the process as it would in the wild.
+        env = dict(os.environ, ASAN_OPTIONS="handle_segv=0")
         proc = subprocess.Popen([ORCH, s, "--out", out, "-q"],
-                                stderr=subprocess.PIPE)
+                                stderr=subprocess.PIPE, env=env)
         run_dir = wait_until(lambda: os.path.realpath(
             os.path.join(out, "latest")) if len(peer_pids(os.path.join(
                 out, "latest"))) == 2 else None, 20, "two peers started")

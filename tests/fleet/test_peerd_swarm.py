@@ -157,7 +157,7 @@ def test_killed_fetcher_resumes_from_its_pieces():
         cid, total = pub["cid"], pub["pieces"]
         # Slow the seeder down so the kill lands mid-fetch.
         seeder.call("fault", peer="*", delay_ms=40)
-        fetcher.call("fetch", cid=cid, inflight=1)
+        fetcher.call("fetch", cid=cid, inflight=1, timeout_ms=30000)
         wait_until(lambda: content(fetcher, cid)["verified"] >= total // 4,
                    60, "a quarter of the pieces")
         fetcher.signal(signal.SIGKILL)
