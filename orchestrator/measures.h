@@ -13,6 +13,7 @@
 	X("throughput.write_to_take", 1)		\
 	X("gossip.write_to_visible", 1)			\
 	X("gossip.frames_per_write", 0)			\
+	X("gossip.rumor_frames_per_write", 0)		\
 	X("control.rtt", 1)				\
 	X("history.writes", 0)				\
 	X("history.takes", 0)				\

@@ -1484,7 +1484,7 @@ static void
 gather(struct run *r)
 {
 	struct metrics_hists all, one;
-	double frames_out = 0, bytes_out = 0, bad = 0;
+	double frames_out = 0, bytes_out = 0, bad = 0, rumor_out = 0;
 	bool have_metrics = false;
 	char err[256], path[700];
 
@@ -1524,6 +1524,8 @@ gather(struct run *r)
 		bytes_out += json_number_value(json_object_get(c, "bytes.out"));
 		json_object_foreach(json_object_get(c, "frames.bad"), k, v)
 			bad += json_number_value(v);
+		rumor_out += json_number_value(json_object_get(json_object_get(c,
+		    "frames.out_by_kind"), "rumor"));
 		json_object_foreach(c, k, v) {
 			json_t *sum = json_object_get(r->counters, k);
 
@@ -1546,9 +1548,12 @@ gather(struct run *r)
 		set_measure(r, "fleet.frames_out", frames_out, "count");
 		set_measure(r, "fleet.bytes_out", bytes_out, "bytes");
 		set_measure(r, "fleet.bad_frames", bad, "count");
-		if (json_object_size(r->writes) > 0)
+		if (json_object_size(r->writes) > 0) {
 			set_measure(r, "gossip.frames_per_write", frames_out /
 			    (double)json_object_size(r->writes), "ratio");
+			set_measure(r, "gossip.rumor_frames_per_write", rumor_out /
+			    (double)json_object_size(r->writes), "ratio");
+		}
 	}
 }
 
