@@ -118,6 +118,13 @@ dcbor_put_bytes(struct dcbor_buf *b, const void *p, size_t n)
 }
 
 void
+dcbor_put_bytes_head(struct dcbor_buf *b, size_t n)
+{
+	b->len += cbor_encode_bytestring_start(n, dcbor_buf_reserve(b,
+	    HEAD_MAX), HEAD_MAX);
+}
+
+void
 dcbor_put_text(struct dcbor_buf *b, const char *s, size_t n)
 {
 	b->len += cbor_encode_string_start(n, dcbor_buf_reserve(b, HEAD_MAX),

@@ -62,6 +62,8 @@ void	dcbor_put_int(struct dcbor_buf *b, int64_t v);
 /* Negative integer -1 - n (the full CBOR range). */
 void	dcbor_put_negint(struct dcbor_buf *b, uint64_t n);
 void	dcbor_put_bytes(struct dcbor_buf *b, const void *p, size_t n);
+/* The head of a byte string of n bytes that the caller appends itself. */
+void	dcbor_put_bytes_head(struct dcbor_buf *b, size_t n);
 void	dcbor_put_text(struct dcbor_buf *b, const char *s, size_t n);
 void	dcbor_put_cstr(struct dcbor_buf *b, const char *s);
 void	dcbor_put_array(struct dcbor_buf *b, size_t n);

@@ -3,7 +3,10 @@
  *
  * Encoding writes the canonical maps directly, keys already in RFC 8949
  * order, and signs the envelope bytes where they lie in the output buffer:
- * no intermediate copy and no sort.  Decoding is two passes over the input,
+ * no intermediate copy and no sort.  A detached payload ("data", the last
+ * key) is left to the caller: the encoder writes its key and head and
+ * counts its bytes, so a piece can go from a file to the socket without
+ * passing through this buffer, and is never hashed for a signature.  Decoding is two passes over the input,
  * neither of which allocates: dcbor_check() proves the bytes are one
  * canonical, bounded CBOR item (so the cursor below cannot run off the
  * end), then a cursor walk checks the exact shape and points the struct
@@ -21,6 +24,8 @@
 /* "key" h(32) 32 "sig" h(64) 64: what follows the envelope. */
 #define FRAME_TAIL_LEN		(4 + 2 + IDENTITY_PUB_LEN + 4 + 2 + \
 				    IDENTITY_SIG_LEN)
+/* "data": the key of the detached payload, after the signature. */
+#define FRAME_DATA_KEY_LEN	5
 
 static const char *const frame_errnames[] = {
 #define FRAME_ERR_NAME(e, n) n,
@@ -48,7 +53,28 @@ frame_kind_name(uint32_t kind)
 	}
 }
 
+bool
+frame_kind_allows_data(uint32_t kind)
+{
+	return kind == FRAME_BLOCK;
+}
+
 /* ---- encode ------------------------------------------------------------ */
+
+/* Bytes of the CBOR head of a byte string of n bytes. */
+static size_t
+bstr_head_len(size_t n)
+{
+	if (n < 24)
+		return 1;
+	if (n <= 0xff)
+		return 2;
+	if (n <= 0xffff)
+		return 3;
+	if (n <= 0xffffffffu)
+		return 5;
+	return 9;
+}
 
 static void
 put_key(struct dcbor_buf *b, const char *k)
@@ -62,13 +88,30 @@ frame_encode(struct dcbor_buf *out, const struct identity *ident,
     const struct hlc_stamp *stamp, const uint8_t *body, size_t body_len,
     size_t cap)
 {
+	return frame_encode_head(out, ident, kind, group, to, stamp, body,
+	    body_len, 0, cap);
+}
+
+int
+frame_encode_head(struct dcbor_buf *out, const struct identity *ident,
+    uint32_t kind, const char *group, const uint8_t *to,
+    const struct hlc_stamp *stamp, const uint8_t *body, size_t body_len,
+    size_t data_len, size_t cap)
+{
 	static const uint8_t zero_prefix[FRAME_LEN_PREFIX];
 	uint8_t sig[IDENTITY_SIG_LEN], *p;
-	size_t start = out->len, env, glen, flen;
+	size_t start = out->len, env, glen, flen, dlen = 0;
 
 	if (ident == NULL || ident->pkey == NULL || kind == 0 ||
 	    kind >= FRAME_KIND_MAX || stamp == NULL || body == NULL)
 		return -1;
+	if (data_len > 0) {
+		/* Bounded first, so the sums below cannot wrap. */
+		if (!frame_kind_allows_data(kind) || data_len >= cap ||
+		    data_len > UINT32_MAX - 64)
+			return -1;
+		dlen = FRAME_DATA_KEY_LEN + bstr_head_len(data_len) + data_len;
+	}
 	glen = group != NULL ? strlen(group) : 0;
 	if (glen > FRAME_GROUP_MAX)
 		return -1;
@@ -78,7 +121,7 @@ frame_encode(struct dcbor_buf *out, const struct identity *ident,
 		return -1;
 
 	dcbor_put_raw(out, zero_prefix, sizeof(zero_prefix));
-	dcbor_put_map(out, 3);
+	dcbor_put_map(out, data_len > 0 ? 4 : 3);
 	put_key(out, "env");
 	env = out->len;
 	dcbor_put_map(out, 7);
@@ -97,7 +140,7 @@ frame_encode(struct dcbor_buf *out, const struct identity *ident,
 	put_key(out, "stamp");
 	hlc_encode(out, stamp);
 
-	flen = out->len - start - FRAME_LEN_PREFIX + FRAME_TAIL_LEN;
+	flen = out->len - start - FRAME_LEN_PREFIX + FRAME_TAIL_LEN + dlen;
 	if (flen > cap || flen > UINT32_MAX ||
 	    identity_sign(ident, out->data + env, out->len - env, sig) == -1) {
 		out->len = start;
@@ -107,6 +150,10 @@ frame_encode(struct dcbor_buf *out, const struct identity *ident,
 	dcbor_put_bytes(out, ident->pub, IDENTITY_PUB_LEN);
 	put_key(out, "sig");
 	dcbor_put_bytes(out, sig, IDENTITY_SIG_LEN);
+	if (data_len > 0) {
+		put_key(out, "data");
+		dcbor_put_bytes_head(out, data_len);
+	}
 
 	p = out->data + start;
 	p[0] = (uint8_t)(flen >> 24);
@@ -243,8 +290,9 @@ frame_decode_env(struct frame *f)
 	return FRAME_OK;
 }
 
-enum { FR_ENV, FR_KEY, FR_SIG, FR_NKEYS };
-static const char *const frame_keys[FR_NKEYS] = { "env", "key", "sig" };
+enum { FR_ENV, FR_KEY, FR_SIG, FR_DATA, FR_NKEYS };
+static const char *const frame_keys[FR_NKEYS] = { "env", "key", "sig",
+    "data" };
 
 int
 frame_decode(const uint8_t *buf, size_t len, struct frame *f, bool allow_bare)
@@ -261,7 +309,7 @@ frame_decode(const uint8_t *buf, size_t len, struct frame *f, bool allow_bare)
 	    DCBOR_OK)
 		return frame_cbor_err(rc);
 	dcbor_rd_init(&rd, buf, len);
-	if (dcbor_get_map(&rd, &n) == -1 || (n != 1 && n != FR_NKEYS))
+	if (dcbor_get_map(&rd, &n) == -1 || n < 1 || n > FR_NKEYS)
 		return FRAME_ESHAPE;
 	for (uint64_t i = 0; i < n; i++) {
 		int k = read_key(&rd, frame_keys, FR_NKEYS);
@@ -290,11 +338,21 @@ frame_decode(const uint8_t *buf, size_t len, struct frame *f, bool allow_bare)
 				return FRAME_ESIGLEN;
 			memcpy(f->sig, p, IDENTITY_SIG_LEN);
 			break;
+		case FR_DATA:
+			/* Absent and empty would be two spellings of "none". */
+			if (dcbor_get_bytes(&rd, &f->data, &f->data_len) == -1 ||
+			    f->data_len == 0)
+				return FRAME_ESHAPE;
+			break;
 		}
 	}
-	if ((seen & (1u << FR_ENV)) == 0)
+	/* The envelope, and the key and the signature both or neither. */
+	if ((seen & (1u << FR_ENV)) == 0 ||
+	    ((seen >> FR_KEY) & 1) != ((seen >> FR_SIG) & 1))
 		return FRAME_ESHAPE;
-	if (n == 1) {
+	if (f->data != NULL && !frame_kind_allows_data(f->kind))
+		return FRAME_EDETACHED;
+	if ((seen & (1u << FR_KEY)) == 0) {
 		f->bare = true;
 		if (!allow_bare)
 			return FRAME_EBARE;

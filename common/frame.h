@@ -4,16 +4,22 @@
  * On the wire: a 4-byte big-endian length L (1 <= L <= cap), then L bytes
  * of canonical CBOR:
  *
- *   frame    = { "env": envelope, "key": bstr(32), "sig": bstr(64) }
+ *   frame    = { "env": envelope, "key": bstr(32), "sig": bstr(64),
+ *                ? "data": bstr(1..) }
  *   envelope = { "to": bstr(32) or bstr(0) (anyone), "ver": 1,
  *                "body": any, "from": bstr(32), "kind": uint,
  *                "group": tstr, "stamp": [phys, logical, node] }
  *
  * (keys listed in canonical order).  sig is Ed25519 by key over the exact
  * bytes of the envelope map; from must equal SHA-256(key).  Nesting at
- * most 64.  Decoding never allocates: the result points into the input.
- * Every way a frame can be wrong has its own code, whose name is the
- * counter key of peerd's bad-frame metrics.
+ * most 64.  "data" is a detached payload: bulk bytes outside the envelope,
+ * so not signed, allowed only for the kinds frame_kind_allows_data() names
+ * (BLOCK), whose own rules authenticate it (a piece's SHA-256 is in the
+ * manifest that the signed body names by cid).  Signing and verifying a
+ * frame then cost the same whatever the size of its payload.  Decoding
+ * never allocates: the result points into the input.  Every way a frame
+ * can be wrong has its own code, whose name is the counter key of peerd's
+ * bad-frame metrics.
  */
 #ifndef FRAME_H
 #define FRAME_H
@@ -74,7 +80,8 @@ enum frame_kind {
 	X(EFROM, "from_mismatch")	/* from != SHA-256(key) */ \
 	X(ESIG, "bad_signature")				\
 	X(ETRAILING, "trailing")				\
-	X(EBARE, "bare")		/* no key/sig where required */
+	X(EBARE, "bare")		/* no key/sig where required */	\
+	X(EDETACHED, "detached")	/* data on a kind without it */
 
 enum frame_err {
 #define FRAME_ERR_ENUM(e, n) FRAME_##e,
@@ -99,11 +106,16 @@ struct frame {
 	uint8_t			 key[IDENTITY_PUB_LEN];
 	uint8_t			 sig[IDENTITY_SIG_LEN];
 	bool			 bare;		/* no key and sig */
+	const uint8_t		*data;		/* detached payload, unsigned; */
+	size_t			 data_len;	/* NULL and 0 when absent */
 };
 
 const char	*frame_strerror(int err);
 /* "rumor" for FRAME_RUMOR; "unknown" otherwise. */
 const char	*frame_kind_name(uint32_t kind);
+
+/* True for the kinds whose frames may carry a detached payload (BLOCK). */
+bool	frame_kind_allows_data(uint32_t kind);
 
 /*
  * Append one complete wire frame (length prefix included) to out:
@@ -117,13 +129,28 @@ int	frame_encode(struct dcbor_buf *out, const struct identity *ident,
 	    const struct hlc_stamp *stamp, const uint8_t *body,
 	    size_t body_len, size_t cap);
 /*
+ * frame_encode with a detached payload of data_len >= 1 bytes (for a kind
+ * that allows one; data_len 0 is frame_encode): appends all of the frame
+ * but those bytes, which the caller sends right after (from a file, say),
+ * and counts them in the length prefix and against cap.  The signature
+ * does not cover them.  0 or -1 as frame_encode, and -1 for data on a
+ * kind that does not allow it.
+ */
+int	frame_encode_head(struct dcbor_buf *out, const struct identity *ident,
+	    uint32_t kind, const char *group, const uint8_t *to,
+	    const struct hlc_stamp *stamp, const uint8_t *body,
+	    size_t body_len, size_t data_len, size_t cap);
+/*
  * Read the length prefix of the next frame from the first avail bytes.
  * FRAME_OK with *len set, FRAME_ESHORT, FRAME_EZERO or FRAME_ETOOBIG.
  * Call it before allocating anything for the frame.
  */
 int	frame_read_len(const uint8_t *p, size_t avail, size_t cap,
 	    uint32_t *len);
-/* Parse frame bytes (no prefix); no signature check. FRAME_OK or error. */
+/*
+ * Parse frame bytes (no prefix); no signature check. FRAME_OK or error.
+ * A detached payload on a kind that does not allow it is FRAME_EDETACHED.
+ */
 int	frame_decode(const uint8_t *buf, size_t len, struct frame *f,
 	    bool allow_bare);
 /* Check from == SHA-256(key) and the signature. FRAME_OK or error. */

@@ -477,6 +477,16 @@ pstore_put(struct pstore *ps, uint32_t i, const uint8_t *p, size_t len)
 }
 
 int
+pstore_piece_at(const struct pstore *ps, uint32_t i, int *fd, uint64_t *off)
+{
+	if (!pstore_has(ps, i))
+		return -1;
+	*fd = ps->fd;
+	*off = manifest_piece_off(&ps->m, i);
+	return 0;
+}
+
+int
 pstore_get(struct pstore *ps, uint32_t i, uint8_t *buf)
 {
 	if (!pstore_has(ps, i))

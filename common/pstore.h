@@ -6,8 +6,9 @@
  *
  *   manifest   the encoded manifest (common/manifest.h), written once
  *   data       the blob, a sparse file of its full size; each verified
- *              piece is written in place with pwrite and served with pread,
- *              so a blob is never held in memory
+ *              piece is written in place with pwrite and served from the
+ *              file (pread, or sendfile by peerd's links), so a blob is
+ *              never held in memory
  *   have       the map of verified pieces: "PSTM", version 1, three zero
  *              bytes, npieces and count (u32 big-endian), the bitmap (bit i
  *              is bit 7 - i % 8 of byte i / 8), then XXH64 (seed 0,
@@ -76,6 +77,13 @@ bool		 pstore_rebuilt(const struct pstore *ps);
 /* Verify piece i and write it in place (enum pstore_put_res). */
 int		 pstore_put(struct pstore *ps, uint32_t i, const uint8_t *p,
 		    size_t len);
+/*
+ * Where verified piece i lies: the data file's descriptor (the store's own:
+ * dup it to keep it past pstore_close) and the offset.  0, or -1 if not
+ * held.  Its length is manifest_piece_len().
+ */
+int		 pstore_piece_at(const struct pstore *ps, uint32_t i, int *fd,
+		    uint64_t *off);
 /* Read verified piece i into buf (its length). 0, or -1 if not held. */
 int		 pstore_get(struct pstore *ps, uint32_t i, uint8_t *buf);
 /* Write the map atomically if it changed since the last flush. 0 or -1. */

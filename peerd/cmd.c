@@ -156,6 +156,8 @@ static const struct cmd_arg args_content[] = {
 static const struct cmd_arg args_swarm_fault[] = {
 	{ "corrupt_pieces", CMD_T_BOOL, false, "TEST ONLY: flip a byte in every "
 	    "piece served" },
+	{ "short_pieces", CMD_T_BOOL, false, "TEST ONLY: send every piece a "
+	    "byte short of its signed length" },
 	{ NULL, 0, false, NULL }
 };
 

@@ -10,9 +10,11 @@
 #include <arpa/inet.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
@@ -223,12 +225,59 @@ link_delayed_cb(evutil_socket_t fd, short ev, void *arg)
 }
 
 
+/*
+ * A file range as a sendfile segment of the output buffer, on a descriptor
+ * of its own (closed when the segment is sent or the link freed), so the
+ * store may close its file meanwhile.  NULL on failure.
+ */
+static struct evbuffer_file_segment *
+payload_segment(const struct link_payload *pl)
+{
+	struct evbuffer_file_segment *seg;
+	int fd;
+
+	if ((fd = fcntl(pl->fd, F_DUPFD_CLOEXEC, 0)) == -1)
+		return NULL;
+	seg = evbuffer_file_segment_new(fd, (ev_off_t)pl->off,
+	    (ev_off_t)pl->len, EVBUF_FS_CLOSE_ON_FREE | EVBUF_FS_DISABLE_LOCKING);
+	if (seg == NULL)
+		close(fd);
+	return seg;
+}
+
+/* The payload's bytes appended to b (for a delayed frame). 0 or -1. */
+static int
+payload_copy(struct dcbor_buf *b, const struct link_payload *pl)
+{
+	uint8_t *p = dcbor_buf_reserve(b, pl->len);
+	size_t done = 0;
+
+	if (pl->mem != NULL)
+		memcpy(p, pl->mem, pl->len);
+	else
+		while (done < pl->len) {
+			ssize_t r = pread(pl->fd, p + done, pl->len - done,
+			    (off_t)(pl->off + done));
+
+			if (r == -1 && errno == EINTR)
+				continue;
+			if (r <= 0)
+				return -1;
+			done += (size_t)r;
+		}
+	b->len += pl->len;
+	return 0;
+}
+
 static int
 link_send_to(struct link *l, uint32_t kind, const uint8_t *to,
-    const uint8_t *body, size_t body_len)
+    const uint8_t *body, size_t body_len, const struct link_payload *pl)
 {
+	struct evbuffer_file_segment *seg = NULL;
+	struct evbuffer *out;
 	struct hlc_stamp st;
 	uint64_t delay_us = 0;
+	size_t plen = pl != NULL ? pl->len : 0, total;
 
 	if (l->state == LINK_DEAD || l->state == LINK_CONNECTING)
 		return -1;
@@ -239,24 +288,27 @@ link_send_to(struct link *l, uint32_t kind, const uint8_t *to,
 	}
 	st = hlc_now(&pd->hlc, hlc_wall_ms());
 	dcbor_buf_reset(&sendbuf);
-	if (frame_encode(&sendbuf, &pd->ident, kind, pd->conf.group, to, &st,
-	    body, body_len, pd->conf.max_frame) == -1) {
+	if (frame_encode_head(&sendbuf, &pd->ident, kind, pd->conf.group, to,
+	    &st, body, body_len, plen, pd->conf.max_frame) == -1) {
 		pd_count_limit(FRAME_SIZE);
 		log_warnx("link #%llu: %s frame of %zu bytes over the cap",
 		    (unsigned long long)l->serial, frame_kind_name(kind),
-		    body_len);
+		    body_len + plen);
 		return -1;
 	}
-	l->frames_out++;
-	l->bytes_out += sendbuf.len;
-	if (l->member != NULL)
-		l->member->frames_out++;
-	pd_count_kind_out(kind, sendbuf.len);
+	total = sendbuf.len + plen;
 	if (delay_us > 0 || l->delay_until_us > clock_mono_us()) {
-		struct delayed *d = xcalloc(1, sizeof(*d));
+		struct delayed *d;
 		uint64_t now = clock_mono_us(), at = now + delay_us;
 		struct timeval tv;
 
+		/* A delayed frame is rare (a fault): copy it whole. */
+		if (pl != NULL && payload_copy(&sendbuf, pl) == -1) {
+			log_warn("link #%llu: read payload",
+			    (unsigned long long)l->serial);
+			return -1;
+		}
+		d = xcalloc(1, sizeof(*d));
 		if (at < l->delay_until_us)
 			at = l->delay_until_us;	/* keep the order */
 		l->delay_until_us = at;
@@ -268,9 +320,35 @@ link_send_to(struct link *l, uint32_t kind, const uint8_t *to,
 		tv.tv_sec = (time_t)((at - now) / 1000000u);
 		tv.tv_usec = (suseconds_t)((at - now) % 1000000u);
 		evtimer_add(d->ev, &tv);
-		return 0;
+	} else {
+		/* Everything that can fail before the first byte is queued. */
+		if (pl != NULL && pl->mem == NULL &&
+		    (seg = payload_segment(pl)) == NULL) {
+			log_warn("link #%llu: payload segment",
+			    (unsigned long long)l->serial);
+			return -1;
+		}
+		out = bufferevent_get_output(l->bev);
+		if (evbuffer_add(out, sendbuf.data, sendbuf.len) == -1 ||
+		    (pl != NULL && (seg != NULL ?
+		    evbuffer_add_file_segment(out, seg, 0,
+		    (ev_off_t)pl->len) : evbuffer_add(out, pl->mem,
+		    pl->len)) == -1)) {
+			/* Part of a frame may be queued: the stream is lost. */
+			if (seg != NULL)
+				evbuffer_file_segment_free(seg);
+			link_close(l, "out of memory queueing a frame");
+			return -1;
+		}
+		if (seg != NULL)
+			evbuffer_file_segment_free(seg);	/* out holds it */
 	}
-	return bufferevent_write(l->bev, sendbuf.data, sendbuf.len);
+	l->frames_out++;
+	l->bytes_out += total;
+	if (l->member != NULL)
+		l->member->frames_out++;
+	pd_count_kind_out(kind, total);
+	return 0;
 }
 
 int
@@ -278,7 +356,7 @@ link_send(struct link *l, uint32_t kind, const uint8_t *body, size_t body_len)
 {
 	if (l->state != LINK_UP || l->member == NULL)
 		return -1;
-	return link_send_to(l, kind, l->member->id, body, body_len);
+	return link_send_to(l, kind, l->member->id, body, body_len, NULL);
 }
 
 int
@@ -288,6 +366,17 @@ link_send_member(struct member *m, uint32_t kind, const uint8_t *body,
 	if (m->link == NULL)
 		return -1;
 	return link_send(m->link, kind, body, body_len);
+}
+
+int
+link_send_member_data(struct member *m, uint32_t kind, const uint8_t *body,
+    size_t body_len, const struct link_payload *pl)
+{
+	struct link *l = m->link;
+
+	if (l == NULL || l->state != LINK_UP || pl == NULL || pl->len == 0)
+		return -1;
+	return link_send_to(l, kind, m->id, body, body_len, pl);
 }
 
 /* ---- the handshake ----------------------------------------------------- */
@@ -307,7 +396,7 @@ link_send_hello(struct link *l, const uint8_t *echo, size_t echo_len)
 	dcbor_put_cstr(&b, pd->conf.name);
 	dcbor_put_cstr(&b, "nonce");
 	dcbor_put_bytes(&b, l->nonce, LINK_NONCE_LEN);
-	link_send_to(l, FRAME_CHANNEL_HELLO, NULL, b.data, b.len);
+	link_send_to(l, FRAME_CHANNEL_HELLO, NULL, b.data, b.len, NULL);
 	dcbor_buf_free(&b);
 }
 
@@ -517,7 +606,7 @@ link_frame(struct link *l, const uint8_t *buf, size_t len)
 		const char *why;
 
 		if (swarm_recv(l->member, f.kind, f.body, f.body_len,
-		    &why) == -1)
+		    f.data, f.data_len, &why) == -1)
 			link_close(l, why);
 		break;
 	}

@@ -69,6 +69,23 @@ int		 link_send(struct link *l, uint32_t kind, const uint8_t *body,
 /* The same to a member over its UP link; -1 if none. */
 int		 link_send_member(struct member *m, uint32_t kind,
 		    const uint8_t *body, size_t body_len);
+/*
+ * A detached payload (frame.h), len >= 1 bytes: at mem, or, with mem NULL,
+ * at offset off of the open file fd.  A file range goes from the page
+ * cache to the socket (sendfile) and is never read into memory here; the
+ * link keeps a descriptor of its own for it until the bytes are sent, and
+ * they are read then, so the range must not change meanwhile.
+ */
+struct link_payload {
+	const uint8_t	*mem;
+	int		 fd;
+	uint64_t	 off;
+	size_t		 len;
+};
+/* link_send_member with a payload after the signed frame (BLOCK). */
+int		 link_send_member_data(struct member *m, uint32_t kind,
+		    const uint8_t *body, size_t body_len,
+		    const struct link_payload *pl);
 /* Close a link (it is freed later, never inside its own callback). */
 void		 link_close(struct link *l, const char *why);
 /* Bytes queued to send to m (SIZE_MAX without an UP link): backpressure. */

@@ -111,7 +111,9 @@ static TAILQ_HEAD(, content) contents = TAILQ_HEAD_INITIALIZER(contents);
 static struct event	*tick_ev, *have_ev;
 static struct dcbor_buf	 wbuf;		/* bodies being built */
 static uint64_t		 rng_state;
-static bool		 corrupt_pieces;	/* test-only fault */
+static bool		 corrupt_pieces;	/* test-only faults */
+static bool		 short_pieces;
+static uint8_t		*fault_buf;		/* a piece being spoilt */
 static uint32_t		 stage_serial;
 static char		 content_dir[PATH_MAX];
 
@@ -158,36 +160,6 @@ static size_t
 nbytes_of(const struct content *c)
 {
 	return (c->m->npieces + 7) / 8;
-}
-
-/* A byte-string head alone, so piece data can be read in place. */
-static void
-put_bstr_head(struct dcbor_buf *b, size_t len)
-{
-	uint8_t *p = dcbor_buf_reserve(b, 9);
-	size_t n;
-
-	if (len < 24) {
-		p[0] = (uint8_t)(0x40 | len);
-		n = 1;
-	} else if (len <= 0xff) {
-		p[0] = 0x58;
-		p[1] = (uint8_t)len;
-		n = 2;
-	} else if (len <= 0xffff) {
-		p[0] = 0x59;
-		p[1] = (uint8_t)(len >> 8);
-		p[2] = (uint8_t)len;
-		n = 3;
-	} else {
-		p[0] = 0x5a;
-		p[1] = (uint8_t)(len >> 24);
-		p[2] = (uint8_t)(len >> 16);
-		p[3] = (uint8_t)(len >> 8);
-		p[4] = (uint8_t)len;
-		n = 5;
-	}
-	b->len += n;
 }
 
 static const char *
@@ -412,30 +384,47 @@ send_refuse(const uint8_t cid[CID_LEN], struct member *m, uint64_t piece,
 	pd_count(swarm_refused);
 }
 
-/* Serve piece i of c to m from the store (read in place into the body). */
+/*
+ * Serve piece i of c to m from the store: the signed body names the piece
+ * and its length, and the piece follows as the frame's detached payload,
+ * straight from the store's file (frame.h), so neither a signature nor a
+ * copy here costs anything per byte.  The test-only faults read it into
+ * memory to spoil it.
+ */
 static void
 send_piece(struct content *c, struct source *s, uint32_t i)
 {
 	uint32_t len = manifest_piece_len(c->m, i);
-	uint8_t *data;
+	struct link_payload pl;
 
-	dcbor_buf_reset(&wbuf);
-	dcbor_put_map(&wbuf, 3);
-	put_cid(&wbuf, c);
-	dcbor_put_cstr(&wbuf, "data");
-	put_bstr_head(&wbuf, len);
-	data = dcbor_buf_reserve(&wbuf, len);
-	if (pstore_get(c->ps, i, data) == -1) {
-		log_warn("swarm %.12s: read piece %u", c->hex, i);
+	memset(&pl, 0, sizeof(pl));
+	if (pstore_piece_at(c->ps, i, &pl.fd, &pl.off) == -1) {
 		send_refuse(c->cid, s->m, i, "missing");
 		return;
 	}
-	if (corrupt_pieces)
-		data[len / 2] ^= 0x5a;	/* test-only fault */
-	wbuf.len += len;
+	pl.len = len;
+	if (corrupt_pieces || short_pieces) {
+		fault_buf = xreallocarray(fault_buf, len, 1);
+		if (pstore_get(c->ps, i, fault_buf) == -1) {
+			log_warn("swarm %.12s: read piece %u", c->hex, i);
+			send_refuse(c->cid, s->m, i, "missing");
+			return;
+		}
+		if (corrupt_pieces)
+			fault_buf[len / 2] ^= 0x5a;
+		if (short_pieces && len > 1)
+			pl.len--;	/* the body still says len */
+		pl.mem = fault_buf;
+	}
+	dcbor_buf_reset(&wbuf);
+	dcbor_put_map(&wbuf, 3);
+	put_cid(&wbuf, c);
+	dcbor_put_cstr(&wbuf, "len");
+	dcbor_put_uint(&wbuf, len);
 	dcbor_put_cstr(&wbuf, "piece");
 	dcbor_put_uint(&wbuf, i);
-	if (link_send_member(s->m, FRAME_BLOCK, wbuf.data, wbuf.len) == 0) {
+	if (link_send_member_data(s->m, FRAME_BLOCK, wbuf.data, wbuf.len,
+	    &pl) == 0) {
 		s->bytes_to += len;
 		s->pieces_to++;
 		pd_count(swarm_pieces_served);
@@ -766,8 +755,9 @@ struct body {
 	const uint8_t	*cid;
 	bool		 has_piece;
 	uint64_t	 piece;
-	bool		 has_data;
-	const uint8_t	*data;
+	bool		 has_len;
+	uint64_t	 len;		/* BLOCK: the piece's length */
+	const uint8_t	*data;		/* the frame's detached payload */
 	size_t		 data_len;
 	const uint8_t	*bits;
 	size_t		 bits_len;
@@ -788,14 +778,21 @@ key_is(const char *k, size_t kl, const char *want)
 	return kl == strlen(want) && memcmp(k, want, kl) == 0;
 }
 
-/* Parse a swarm body; the keys allowed depend on the kind. 0 or -1. */
+/*
+ * Parse a swarm body; the keys allowed depend on the kind, and a BLOCK
+ * has a payload (data) exactly when it carries a piece. 0 or -1.
+ */
 static int
-body_parse(uint32_t kind, const uint8_t *p, size_t len, struct body *b)
+body_parse(uint32_t kind, const uint8_t *p, size_t len, const uint8_t *data,
+    struct body *b)
 {
 	struct dcbor_rd rd;
 	uint64_t n;
 
 	memset(b, 0, sizeof(*b));
+	if (data != NULL && kind != FRAME_BLOCK)
+		return -1;	/* frame.c refuses it first */
+	b->data = data;
 	dcbor_rd_init(&rd, p, len);
 	if (dcbor_get_map(&rd, &n) == -1 || n > 4)
 		return -1;
@@ -814,10 +811,10 @@ body_parse(uint32_t kind, const uint8_t *p, size_t len, struct body *b)
 			if (dcbor_get_uint(&rd, &b->piece) == -1)
 				return -1;
 			b->has_piece = true;
-		} else if (key_is(k, kl, "data") && kind == FRAME_BLOCK) {
-			if (dcbor_get_bytes(&rd, &b->data, &b->data_len) == -1)
+		} else if (key_is(k, kl, "len") && kind == FRAME_BLOCK) {
+			if (dcbor_get_uint(&rd, &b->len) == -1)
 				return -1;
-			b->has_data = true;
+			b->has_len = true;
 		} else if (key_is(k, kl, "reason") && kind == FRAME_BLOCK) {
 			const char *r;
 			size_t rl;
@@ -861,8 +858,9 @@ body_parse(uint32_t kind, const uint8_t *p, size_t len, struct body *b)
 	case FRAME_BLOCK_WANT:
 		return b->has_piece ? 0 : -1;
 	case FRAME_BLOCK:
-		return b->has_piece && (b->has_data != (b->reason[0] != '\0')) ?
-		    0 : -1;
+		/* A piece (len, and the payload) or a refusal (reason). */
+		return b->has_piece && b->has_len != (b->reason[0] != '\0') &&
+		    b->has_len == (b->data != NULL) ? 0 : -1;
 	default:
 		return n == 1 ? 0 : -1;
 	}
@@ -1048,7 +1046,7 @@ recv_block(struct member *m, const struct body *b, const char **why)
 		return 0;	/* nothing we asked for */
 	p = (uint32_t)b->piece;
 	source_take_req(c, s, p);
-	if (!b->has_data) {
+	if (!b->has_len) {
 		s->refused++;
 		c->refused++;
 		if (strcmp(b->reason, "missing") == 0)
@@ -1059,7 +1057,8 @@ recv_block(struct member *m, const struct body *b, const char **why)
 		pump(c);
 		return 0;
 	}
-	if (b->data_len != manifest_piece_len(c->m, p)) {
+	/* The signed len, the payload and the manifest must all agree. */
+	if (b->len != manifest_piece_len(c->m, p) || b->data_len != b->len) {
 		c->truncated++;
 		s->bad++;
 		pd_count(swarm_pieces_truncated);
@@ -1099,15 +1098,16 @@ recv_block(struct member *m, const struct body *b, const char **why)
 
 int
 swarm_recv(struct member *m, uint32_t kind, const uint8_t *body, size_t len,
-    const char **why)
+    const uint8_t *data, size_t data_len, const char **why)
 {
 	struct body b;
 
 	*why = "malformed swarm body";
-	if (body_parse(kind, body, len, &b) == -1) {
+	if (body_parse(kind, body, len, data, &b) == -1) {
 		pd_count(bad_body);
 		return -1;
 	}
+	b.data_len = data_len;
 	switch (kind) {
 	case FRAME_QUERY:
 		recv_query(m, &b);
@@ -1379,6 +1379,8 @@ swarm_free(void)
 		event_free(have_ev);
 	tick_ev = have_ev = NULL;
 	dcbor_buf_free(&wbuf);
+	free(fault_buf);
+	fault_buf = NULL;
 }
 
 /* ---- the control commands ----------------------------------------------- */
@@ -1755,10 +1757,13 @@ void
 swarm_fault(struct ctl_req *req, json_t *args)
 {
 	corrupt_pieces = cmd_bool(args, "corrupt_pieces", corrupt_pieces);
-	log_warnx("swarm: test-only fault corrupt_pieces %s",
+	short_pieces = cmd_bool(args, "short_pieces", short_pieces);
+	log_warnx("swarm: test-only fault corrupt_pieces %s, short_pieces %s",
 	    corrupt_pieces ? "ON: every piece served has a byte flipped" :
+	    "off", short_pieces ? "ON: every piece served is a byte short" :
 	    "off");
-	trace_add("fault", "swarm corrupt_pieces %s", corrupt_pieces ? "on" :
-	    "off");
-	ctl_ok(req, json_pack("{s:b}", "corrupt_pieces", corrupt_pieces));
+	trace_add("fault", "swarm corrupt_pieces %s short_pieces %s",
+	    corrupt_pieces ? "on" : "off", short_pieces ? "on" : "off");
+	ctl_ok(req, json_pack("{s:b, s:b}", "corrupt_pieces", corrupt_pieces,
+	    "short_pieces", short_pieces));
 }

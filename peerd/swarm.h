@@ -47,12 +47,15 @@ void	 swarm_free(void);
 void	 swarm_link_up(struct member *m);
 void	 swarm_link_down(struct member *m);
 /*
- * Dispatch a QUERY, QUERY_HIT, HAVE, BLOCK_WANT or BLOCK body from m.
- * 0, or -1 with *why when the link must close (malformed body, a
- * truncated piece).
+ * Dispatch a QUERY, QUERY_HIT, HAVE, BLOCK_WANT or BLOCK body from m, with
+ * the frame's detached payload (a BLOCK's piece; NULL otherwise), which no
+ * signature covers: a piece is believed only if its SHA-256 is the
+ * manifest's.  0, or -1 with *why when the link must close (malformed
+ * body, a piece whose length is not the one its body and manifest say).
  */
 int	 swarm_recv(struct member *m, uint32_t kind, const uint8_t *body,
-	    size_t len, const char **why);
+	    size_t len, const uint8_t *data, size_t data_len,
+	    const char **why);
 
 /*
  * The control commands (docs/control.md).  publish answers at once;

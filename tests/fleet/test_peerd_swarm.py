@@ -3,7 +3,11 @@
 few MiB in 64 KiB pieces (every fetcher ends with the publisher's SHA-256,
 and fetchers serve each other); a peer serving corrupt pieces (the test-only
 fault) and a fetch that still completes with the right hash, the bad pieces
-counted against that peer; a fetcher killed mid-fetch and restarted with the
+counted against that peer (a piece travels outside the frame's signature, so
+this is the swarm layer catching a payload that does not match its manifest);
+a peer whose payloads are shorter than the length its signed body says, whose
+links close on each such piece while the fetch completes from the others; a
+fetcher killed mid-fetch and restarted with the
 same directory, resuming from its persisted pieces; and the refusals
 (unknown cid, a piece over 4 MiB).  Waits are bounded conditions; nothing
 asserts a time."""
@@ -150,6 +154,26 @@ def test_corrupt_server_does_not_spoil_the_fetch():
         assert fetcher.counter("swarm.pieces_bad") >= 1
 
 
+def test_short_payload_closes_the_link():
+    with Fleet(extra=FAST) as f:
+        seeder, liar, fetcher = f.start(3)
+        pub = seeder.call("publish", size=2 * MIB, seed=6, piece_kib=64)
+        cid = pub["cid"]
+        liar.call("fetch", cid=cid)
+        wait_until(lambda: complete(liar, cid), 120, "the liar's copy")
+        r = liar.call("swarm_fault", short_pieces=True)
+        assert r["short_pieces"] is True and r["corrupt_pieces"] is False, r
+        fetcher.call("fetch", cid=cid)
+        c = wait_until(lambda: complete(fetcher, cid), 120, "the fetch")
+        assert c["sha256"] == pub["sha256"], c
+        # Each short piece closed the liar's link and counted against it;
+        # nothing short was stored.
+        assert c["truncated"] >= 1, c
+        assert c["bad"][liar.name] >= 1 and c["bad"][seeder.name] == 0, c
+        assert fetcher.counter("swarm.pieces_truncated") >= 1
+        assert c["from"].get(liar.name, 0) == 0, c
+
+
 def test_killed_fetcher_resumes_from_its_pieces():
     with Fleet(extra=FAST) as f:
         seeder, fetcher = f.start(2)
@@ -178,4 +202,5 @@ def test_killed_fetcher_resumes_from_its_pieces():
 if __name__ == "__main__":
     run([test_publish_generated_and_file, test_refusals,
          test_swarm_four_peers, test_corrupt_server_does_not_spoil_the_fetch,
+         test_short_payload_closes_the_link,
          test_killed_fetcher_resumes_from_its_pieces])

@@ -7,8 +7,10 @@
  *   odd:  the rest is one frame body for frame_decode with bare frames
  *         allowed, then frame_verify.
  * Whatever decodes must satisfy the codec's promises: results point into
- * the input, and the envelope is exactly the canonical encoding of the
- * fields decoded from it (so no second spelling of a frame is accepted).
+ * the input, the envelope is exactly the canonical encoding of the fields
+ * decoded from it, and so is the whole frame, detached payload included
+ * (so no second spelling of a frame is accepted); a payload is never
+ * accepted on a kind that does not allow one, nor empty.
  * Seeds: tests/fuzz/seeds/fuzz_frame/, written by test_frame when
  * FRAME_SEED_DIR is set.
  */
@@ -61,6 +63,27 @@ check_frame(const struct frame *f, const uint8_t *buf, size_t len)
 	put_key(&b, "stamp");
 	hlc_encode(&b, &f->stamp);
 	if (b.len != f->env_len || memcmp(b.data, f->env, b.len) != 0)
+		abort();
+	/* The whole frame: env, then key and sig unless bare, then data. */
+	if (f->data != NULL && (f->data_len == 0 ||
+	    !frame_kind_allows_data(f->kind) || f->data < f->env + f->env_len ||
+	    f->data + f->data_len != buf + len))
+		abort();
+	dcbor_buf_reset(&b);
+	dcbor_put_map(&b, (f->bare ? 1 : 3) + (f->data != NULL));
+	put_key(&b, "env");
+	dcbor_put_raw(&b, f->env, f->env_len);
+	if (!f->bare) {
+		put_key(&b, "key");
+		dcbor_put_bytes(&b, f->key, sizeof(f->key));
+		put_key(&b, "sig");
+		dcbor_put_bytes(&b, f->sig, sizeof(f->sig));
+	}
+	if (f->data != NULL) {
+		put_key(&b, "data");
+		dcbor_put_bytes(&b, f->data, f->data_len);
+	}
+	if (b.len != len || memcmp(b.data, buf, len) != 0)
 		abort();
 	dcbor_buf_free(&b);
 }

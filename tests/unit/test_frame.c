@@ -2,7 +2,10 @@
  * test_frame.c: the signed wire frame.  Random frames round trip; every
  * one-byte change of a signed frame is refused; each error code has a
  * crafted input that produces it; the cap, the nesting limit and every
- * truncation are enforced.
+ * truncation are enforced.  A detached payload ("data") round trips on
+ * BLOCK, is refused on every other kind, and is outside the signature:
+ * changing its bytes leaves a frame that opens, which is why the kind's
+ * own rules (the swarm's SHA-256 against the manifest) must check it.
  *
  * Random cases come from a seeded PRNG: FRAME_TEST_SEED=n replays a run,
  * and every failing assertion in them prints the seed.
@@ -131,6 +134,7 @@ struct craft {
 	bool			 bare;		/* no key, no sig */
 	bool			 bad_sig;	/* flip a bit of the signature */
 	bool			 reverse;	/* envelope keys out of order */
+	struct dcbor_buf	 data;		/* "data" value's CBOR; empty: omit */
 };
 
 /* A valid PING from signer to anyone; tests then change one thing. */
@@ -142,6 +146,7 @@ craft_init(struct craft *c, const struct identity *signer)
 	memset(c, 0, sizeof(*c));
 	for (int i = 0; i < F_N; i++)
 		dcbor_buf_init(&c->v[i]);
+	dcbor_buf_init(&c->data);
 	c->signer = signer;
 	c->key_len = IDENTITY_PUB_LEN;
 	c->sig_len = IDENTITY_SIG_LEN;
@@ -167,6 +172,7 @@ craft_free(struct craft *c)
 {
 	for (int i = 0; i < F_N; i++)
 		dcbor_buf_free(&c->v[i]);
+	dcbor_buf_free(&c->data);
 }
 
 /* The frame bytes (no length prefix) into out. */
@@ -179,7 +185,7 @@ craft_build(struct craft *c, struct dcbor_buf *out)
 	dcbor_buf_reset(out);
 	for (int i = 0; i < F_N; i++)
 		n += c->v[i].len > 0;
-	dcbor_put_map(out, c->bare ? 1 : 3);
+	dcbor_put_map(out, (c->bare ? 1 : 3) + (c->data.len > 0));
 	dcbor_put_cstr(out, "env");
 	env = out->len;
 	dcbor_put_map(out, n);
@@ -193,8 +199,13 @@ craft_build(struct craft *c, struct dcbor_buf *out)
 	}
 	if (!c->reverse)
 		ck_assert_int_eq(dcbor_sort_map(out, env), DCBOR_OK);
-	if (c->bare)
+	if (c->bare) {
+		if (c->data.len > 0) {
+			dcbor_put_cstr(out, "data");
+			dcbor_put_raw(out, c->data.data, c->data.len);
+		}
 		return;
+	}
 	memset(sig, 0, sizeof(sig));
 	ck_assert_int_eq(identity_sign(c->signer, out->data + env,
 	    out->len - env, sig), 0);
@@ -206,6 +217,10 @@ craft_build(struct craft *c, struct dcbor_buf *out)
 	dcbor_put_bytes(out, key, c->key_len);
 	dcbor_put_cstr(out, "sig");
 	dcbor_put_bytes(out, sig, c->sig_len);
+	if (c->data.len > 0) {
+		dcbor_put_cstr(out, "data");
+		dcbor_put_raw(out, c->data.data, c->data.len);
+	}
 }
 
 static struct identity alice, bob;
@@ -461,6 +476,194 @@ START_TEST(test_truncations)
 	}
 	ck_assert_int_eq(frame_open(out.data + FRAME_LEN_PREFIX, len, &f),
 	    FRAME_OK);
+	dcbor_buf_free(&out);
+}
+END_TEST
+
+/* ---- the detached payload ---------------------------------------------- */
+
+/* A BLOCK frame: head by frame_encode_head, then data_len bytes of data. */
+static int
+encode_with_data(struct dcbor_buf *out, const struct identity *id,
+    uint32_t kind, const uint8_t *to, const uint8_t *data, size_t data_len,
+    size_t cap)
+{
+	struct hlc_stamp s = { 1700000000000ull, 3, id->node };
+	static const uint8_t body[] = { 0xa1, 0x63, 'l', 'e', 'n', 0x01 };
+
+	if (frame_encode_head(out, id, kind, "g", to, &s, body, sizeof(body),
+	    data_len, cap) == -1)
+		return -1;
+	dcbor_put_raw(out, data, data_len);
+	return 0;
+}
+
+START_TEST(test_round_trip_data)
+{
+	static const size_t lens[] = { 1, 23, 24, 255, 256, 65535, 65536,
+	    70001, 1u << 20 };
+	uint64_t st = test_seed;
+	struct dcbor_buf out;
+	uint8_t *data = malloc(1u << 20);
+	struct frame f;
+	uint32_t len;
+
+	ck_assert_ptr_nonnull(data);
+	dcbor_buf_init(&out);
+	rnd_bytes(&st, data, 1u << 20);
+	for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+		dcbor_buf_reset(&out);
+		CHECK(encode_with_data(&out, &alice, FRAME_BLOCK, bob.id, data,
+		    lens[i], FRAME_MAX_DEFAULT) == 0);
+		CHECK(frame_read_len(out.data, out.len, FRAME_MAX_DEFAULT,
+		    &len) == FRAME_OK);
+		/* The prefix counts the payload: one frame, one length. */
+		CHECK(len == out.len - FRAME_LEN_PREFIX);
+		CHECK(frame_open(out.data + 4, len, &f) == FRAME_OK);
+		CHECK(f.kind == FRAME_BLOCK && !f.bare);
+		CHECK(f.data_len == lens[i]);
+		CHECK(memcmp(f.data, data, lens[i]) == 0);
+		/* Zero-copy, the last thing in the frame, after the envelope. */
+		CHECK(f.data + f.data_len == out.data + out.len);
+		CHECK(f.data >= f.env + f.env_len);
+		CHECK(f.body_len == 6);
+		/* The signature covers the envelope alone. */
+		CHECK(identity_verify(alice.pub, f.env, f.env_len, f.sig) == 0);
+	}
+	/* Without data, no "data": the frame frame_encode makes. */
+	dcbor_buf_reset(&out);
+	CHECK(encode_with_data(&out, &alice, FRAME_BLOCK, NULL, data, 0,
+	    FRAME_MAX_DEFAULT) == 0);
+	CHECK(out.data[4] == 0xa3);
+	CHECK(frame_open(out.data + 4, out.len - 4, &f) == FRAME_OK);
+	CHECK(f.data == NULL && f.data_len == 0);
+	free(data);
+	dcbor_buf_free(&out);
+}
+END_TEST
+
+START_TEST(test_data_encode_refused)
+{
+	struct dcbor_buf out;
+	uint8_t data[100];
+	struct frame f;
+	uint32_t flen;
+
+	memset(data, 0x42, sizeof(data));
+	dcbor_buf_init(&out);
+	dcbor_put_raw(&out, "xy", 2);
+	/* Every kind but BLOCK refuses a payload; out is left as it was. */
+	for (uint32_t k = 1; k < FRAME_KIND_MAX; k++) {
+		ck_assert(frame_kind_allows_data(k) == (k == FRAME_BLOCK));
+		if (k == FRAME_BLOCK)
+			continue;
+		ck_assert_int_eq(encode_with_data(&out, &alice, k, NULL, data,
+		    sizeof(data), FRAME_MAX_DEFAULT), -1);
+		ck_assert_uint_eq(out.len, 2);
+	}
+	/* The cap counts the payload. */
+	ck_assert_int_eq(encode_with_data(&out, &alice, FRAME_BLOCK, NULL,
+	    data, sizeof(data), FRAME_MAX_DEFAULT), 0);
+	flen = (uint32_t)(out.len - 2 - FRAME_LEN_PREFIX);
+	dcbor_buf_reset(&out);
+	ck_assert_int_eq(encode_with_data(&out, &alice, FRAME_BLOCK, NULL,
+	    data, sizeof(data), flen - 1), -1);
+	ck_assert_uint_eq(out.len, 0);
+	ck_assert_int_eq(encode_with_data(&out, &alice, FRAME_BLOCK, NULL,
+	    data, sizeof(data), flen), 0);
+	ck_assert_int_eq(frame_open(out.data + 4, out.len - 4, &f), FRAME_OK);
+	ck_assert_int_eq(frame_encode_head(&out, &alice, FRAME_BLOCK, "g",
+	    NULL, &f.stamp, f.body, f.body_len, SIZE_MAX, SIZE_MAX), -1);
+	dcbor_buf_free(&out);
+}
+END_TEST
+
+START_TEST(test_err_detached)
+{
+	struct craft c;
+	uint8_t data[40];
+
+	memset(data, 0x7e, sizeof(data));
+	/* A PING with a payload: signed and well formed, but not allowed. */
+	craft_init(&c, &alice);
+	dcbor_put_bytes(&c.data, data, sizeof(data));
+	ck_assert_int_eq(craft_open(&c), FRAME_EDETACHED);
+	ck_assert_int_eq(craft_decode(&c, true), FRAME_EDETACHED);
+	c.bare = true;
+	ck_assert_int_eq(craft_decode(&c, true), FRAME_EDETACHED);
+	c.bare = false;
+	/* Every kind but BLOCK. */
+	for (uint32_t k = 1; k < FRAME_KIND_MAX; k++) {
+		dcbor_put_uint(craft_field(&c, F_KIND), k);
+		ck_assert_int_eq(craft_open(&c), k == FRAME_BLOCK ? FRAME_OK :
+		    FRAME_EDETACHED);
+	}
+	/* On BLOCK: bare with data is a bare frame like any other. */
+	dcbor_put_uint(craft_field(&c, F_KIND), FRAME_BLOCK);
+	c.bare = true;
+	ck_assert_int_eq(craft_decode(&c, true), FRAME_OK);
+	ck_assert_int_eq(craft_decode(&c, false), FRAME_EBARE);
+	c.bare = false;
+	/* Empty data would be a second spelling of "no data". */
+	dcbor_buf_reset(&c.data);
+	dcbor_put_bytes(&c.data, "", 0);
+	ck_assert_int_eq(craft_open(&c), FRAME_ESHAPE);
+	/* Data that is not a byte string. */
+	dcbor_buf_reset(&c.data);
+	dcbor_put_text(&c.data, "abc", 3);
+	ck_assert_int_eq(craft_open(&c), FRAME_ESHAPE);
+	dcbor_buf_reset(&c.data);
+	dcbor_put_uint(&c.data, 5);
+	ck_assert_int_eq(craft_open(&c), FRAME_ESHAPE);
+	craft_free(&c);
+}
+END_TEST
+
+/*
+ * The payload is outside the signature: every one-byte change of a BLOCK
+ * frame outside its data bytes is refused, and a change inside them is
+ * not: the frame opens with the changed bytes, so only the kind's rules
+ * can catch it (the swarm checks a piece's SHA-256 against the manifest
+ * and discards it; tests/fleet/test_peerd_swarm.py shows that end).
+ */
+START_TEST(test_data_outside_signature)
+{
+	struct dcbor_buf out;
+	uint8_t data[300], *buf;
+	struct frame f;
+	size_t len, dstart;
+
+	for (size_t i = 0; i < sizeof(data); i++)
+		data[i] = (uint8_t)(i * 7);
+	dcbor_buf_init(&out);
+	ck_assert_int_eq(encode_with_data(&out, &alice, FRAME_BLOCK, bob.id,
+	    data, sizeof(data), FRAME_MAX_DEFAULT), 0);
+	len = out.len - FRAME_LEN_PREFIX;
+	buf = malloc(len);
+	ck_assert_ptr_nonnull(buf);
+	memcpy(buf, out.data + FRAME_LEN_PREFIX, len);
+	dstart = len - sizeof(data);
+	for (size_t i = 0; i < len; i++) {
+		const uint8_t orig = buf[i];
+
+		for (unsigned v = 1; v < 256; v += 17) {
+			int rc;
+
+			buf[i] = (uint8_t)(orig ^ v);
+			rc = frame_open(buf, len, &f);
+			if (i < dstart)
+				ck_assert_msg(rc != FRAME_OK, "byte %zu: %#x -> "
+				    "%#x accepted", i, orig, buf[i]);
+			else {
+				ck_assert_int_eq(rc, FRAME_OK);
+				ck_assert_uint_eq(f.data[i - dstart], buf[i]);
+			}
+		}
+		buf[i] = orig;
+	}
+	/* A payload cut short is a frame of another length: not this one. */
+	ck_assert_int_ne(frame_open(buf, len - 1, &f), FRAME_OK);
+	free(buf);
 	dcbor_buf_free(&out);
 }
 END_TEST
@@ -803,6 +1006,12 @@ START_TEST(test_err_shape)
 		b.len -= 4 + 2 + IDENTITY_SIG_LEN;
 		ck_assert_int_eq(frame_decode(b.data, b.len, &f, true),
 		    FRAME_ESHAPE);
+		/* The same with a payload after it: three keys, no sig. */
+		b.data[0] = 0xa3;
+		dcbor_put_cstr(&b, "data");
+		dcbor_put_bytes(&b, "x", 1);
+		ck_assert_int_eq(frame_decode(b.data, b.len, &f, true),
+		    FRAME_ESHAPE);
 		ck_assert_int_eq(frame_decode(arr, sizeof(arr), &f, true),
 		    FRAME_ESHAPE);
 		ck_assert_int_eq(frame_decode(onlykey, sizeof(onlykey), &f,
@@ -943,6 +1152,7 @@ START_TEST(test_names)
 	ck_assert_str_eq(frame_strerror(FRAME_OK), "ok");
 	ck_assert_str_eq(frame_strerror(FRAME_ESIG), "bad_signature");
 	ck_assert_str_eq(frame_strerror(FRAME_EBARE), "bare");
+	ck_assert_str_eq(frame_strerror(FRAME_EDETACHED), "detached");
 	ck_assert_str_eq(frame_strerror(-1), "unknown");
 	ck_assert_str_eq(frame_strerror(FRAME_ERR_MAX), "unknown");
 	for (int i = 0; i < FRAME_ERR_MAX; i++)
@@ -1019,6 +1229,27 @@ START_TEST(test_write_fuzz_seeds)
 	    to, &s, body.data, body.len, FRAME_MAX_DEFAULT), 0);
 	write_seed(dir, "stream_three", 0, out.data, out.len);
 
+	/* A BLOCK with a detached payload, and a PING that has one. */
+	dcbor_buf_reset(&out);
+	dcbor_buf_reset(&body);
+	dcbor_put_map(&body, 3);
+	dcbor_put_cstr(&body, "cid");
+	dcbor_put_bytes(&body, blob, 32);
+	dcbor_put_cstr(&body, "len");
+	dcbor_put_uint(&body, 100);
+	dcbor_put_cstr(&body, "piece");
+	dcbor_put_uint(&body, 3);
+	ck_assert_int_eq(frame_encode_head(&out, &alice, FRAME_BLOCK, "g", to,
+	    &s, body.data, body.len, 100, FRAME_MAX_DEFAULT), 0);
+	dcbor_put_raw(&out, blob, 100);
+	write_seed(dir, "one_block_data", 1, out.data + 4, out.len - 4);
+	write_seed(dir, "stream_block_data", 0, out.data, out.len);
+	craft_init(&c, &alice);
+	dcbor_put_bytes(&c.data, blob, 20);
+	craft_build(&c, &out);
+	write_seed(dir, "one_ping_data", 1, out.data, out.len);
+	craft_free(&c);
+
 	dcbor_buf_reset(&out);
 	dcbor_buf_reset(&body);
 	put_nested(&body, 12);
@@ -1053,6 +1284,9 @@ frame_suite(void)
 	tcase_add_test(tc, test_size_cap);
 	tcase_add_test(tc, test_read_len_bounds);
 	tcase_add_test(tc, test_encode_refuses_bad_input);
+	tcase_add_test(tc, test_round_trip_data);
+	tcase_add_test(tc, test_data_encode_refused);
+	tcase_add_test(tc, test_data_outside_signature);
 	tcase_add_test(tc, test_write_fuzz_seeds);
 	tcase_set_timeout(tc, 240);
 	suite_add_tcase(s, tc);
@@ -1072,6 +1306,7 @@ frame_suite(void)
 	tcase_add_test(te, test_err_sig);
 	tcase_add_test(te, test_err_trailing);
 	tcase_add_test(te, test_err_bare);
+	tcase_add_test(te, test_err_detached);
 	tcase_add_test(te, test_names);
 	suite_add_tcase(s, te);
 	return s;
