@@ -170,6 +170,15 @@ peer_argv(struct fleet *f, struct peer *p, char **seeds, int nseeds)
 	}
 	if (p->hold)
 		argv_push(&argv, &n, "--hold");
+	if (f->seed != 0) {
+		char fs[32];
+
+		/* Per peer, from the run's seed: replay draws the same drops. */
+		snprintf(fs, sizeof(fs), "%llu",
+		    (unsigned long long)(f->seed + (uint64_t)p->index));
+		argv_push(&argv, &n, "--fault-seed");
+		argv_push(&argv, &n, fs);
+	}
 	return argv;
 }
 

@@ -63,6 +63,7 @@ struct fleet {
 	struct peer	*peers[FLEET_MAX_PEERS];
 	int		 npeers;
 	int		 ready_timeout_ms;
+	uint64_t	 seed;		/* the run's: each peer's fault seed */
 };
 
 extern volatile sig_atomic_t fleet_sigchld;

@@ -1736,6 +1736,7 @@ run_scenario(struct run *r, json_t *scn, const struct run_opts *opts)
 	fleet_init(&r->fleet, r->dir, opts->peerd, json_object_get(
 	    json_object_get(scn, "fleet"), "knobs"));
 	r->fleet.keep = opts->keep;
+	r->fleet.seed = opts->seed;
 	timeout_s = opts->timeout_s > 0 ? opts->timeout_s :
 	    (json_int_t)json_number_value(json_object_get(scn, "timeout_s"));
 	if (timeout_s <= 0)

@@ -22,6 +22,7 @@
 
 #include "clock.h"
 #include "control.h"
+#include "fault.h"
 #include "link.h"
 #include "load.h"
 #include "log.h"
@@ -43,7 +44,7 @@ enum {
 	OPT_MAX_FUTURE, OPT_RATE_BURST, OPT_RATE, OPT_STRIKES, OPT_QUARANTINE,
 	OPT_MAX_LINKS, OPT_MAX_CLIENTS, OPT_MAX_FRAME, OPT_MAX_LINE,
 	OPT_MAX_ENTRIES, OPT_TRACE_EVENTS, OPT_LOG_LEVEL, OPT_LOG_FILE,
-	OPT_GROUP, OPT_HOLD, OPT_TEST_HOOKS,
+	OPT_GROUP, OPT_HOLD, OPT_TEST_HOOKS, OPT_FAULT_SEED,
 };
 
 static const struct option longopts[] = {
@@ -55,6 +56,7 @@ static const struct option longopts[] = {
 	{ "group", required_argument, NULL, OPT_GROUP },
 	{ "hold", no_argument, NULL, OPT_HOLD },
 	{ "test-hooks", no_argument, NULL, OPT_TEST_HOOKS },
+	{ "fault-seed", required_argument, NULL, OPT_FAULT_SEED },
 	{ "help", no_argument, NULL, 'h' },
 	{ "settle-ms", required_argument, NULL, OPT_SETTLE },
 	{ "take-retry-ms", required_argument, NULL, OPT_TAKE_RETRY },
@@ -98,6 +100,7 @@ usage(FILE *fp)
 "  --hold                 stop (SIGSTOP) after the ready line, before the loop\n"
 "  --log-level LEVEL      error, warn, info (default) or debug\n"
 "  --log-file PATH        default DIR/peerd.log; \"-\" for stderr\n"
+"  --fault-seed N         seed of the fault filter's drop/jitter draws\n"
 "  --test-hooks           enable the \"debug\" command (tests only: it can hang\n"
 "                         the peer on purpose)\n"
 "timing (REFERENCE.md defaults):\n"
@@ -181,6 +184,9 @@ conf_parse(struct peerd_conf *c, int argc, char **argv)
 		case OPT_GROUP: c->group = optarg; break;
 		case OPT_HOLD: c->hold = true; break;
 		case OPT_TEST_HOOKS: c->test_hooks = true; break;
+		case OPT_FAULT_SEED:
+			fault_seed(strtoull(optarg, NULL, 10));
+			break;
 		case 'h': usage(stdout); exit(0);
 		case OPT_SETTLE: c->settle_ms = opt_u32(nm, optarg, 0, 600000); break;
 		case OPT_TAKE_RETRY: c->take_retry_ms = opt_u32(nm, optarg, 1, 60000); break;

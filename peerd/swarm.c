@@ -556,21 +556,21 @@ content_dir_of(const struct content *c, char *out, size_t len)
 static void
 content_done(struct content *c)
 {
-	char sha[2 * MANIFEST_HASH_LEN + 1];
-
 	c->state = CS_COMPLETE;
 	c->end_us = clock_mono_us();
 	if (pstore_flush(c->ps) == -1)
 		log_warn("swarm %.12s: flush the piece map", c->hex);
-	if (!c->have_sha && pstore_sha256(c->ps, c->sha) == 0)
-		c->have_sha = true;
-	hex_encode(c->sha, sizeof(c->sha), sha);
+	/*
+	 * The whole blob's SHA-256 is not needed to trust it (every piece
+	 * was checked against the manifest): it is computed when a report
+	 * first asks (content_json), off the transfer's clock.
+	 */
 	for (size_t i = 0; i < c->nsrc; i++)
 		source_cancel(c, c->src[i]);
 	log_info("swarm %.12s: complete, %u pieces (%llu fetched this run) in "
-	    "%.3f s, sha256 %s", c->hex, c->m->npieces,
+	    "%.3f s", c->hex, c->m->npieces,
 	    (unsigned long long)c->pieces_fetched,
-	    (double)(c->end_us - c->start_us) / 1e6, sha);
+	    (double)(c->end_us - c->start_us) / 1e6);
 	trace_add("swarm", "%.12s complete: %u pieces, %llu fetched", c->hex,
 	    c->m->npieces, (unsigned long long)c->pieces_fetched);
 	waiters_answer(c, CTL_INTERNAL, NULL);
@@ -1337,11 +1337,8 @@ swarm_load(void)
 		c = content_new(cid);
 		c->resumed = true;
 		content_attach(c, ps);
-		if (c->state == CS_COMPLETE) {
+		if (c->state == CS_COMPLETE)
 			c->end_us = c->start_us;
-			if (pstore_sha256(ps, c->sha) == 0)
-				c->have_sha = true;
-		}
 		log_info("swarm %.12s: opened, %u of %u pieces%s%s", c->hex,
 		    pstore_count(ps), c->m->npieces,
 		    pstore_rebuilt(ps) ? " (map rebuilt from the data)" : "",
@@ -1445,6 +1442,9 @@ content_json(struct content *c)
 	    json_integer((json_int_t)c->end_us) : json_null());
 	json_object_set_new(j, "seconds", json_real((double)(end -
 	    c->start_us) / 1e6));
+	if (!c->have_sha && c->state == CS_COMPLETE &&
+	    pstore_sha256(c->ps, c->sha) == 0)
+		c->have_sha = true;
 	if (c->have_sha) {
 		hex_encode(c->sha, sizeof(c->sha), sha);
 		json_object_set_new(j, "sha256", json_string(sha));
