@@ -90,6 +90,20 @@ usage(FILE *fp)
 "docs/scenarios.md and docs/report.md.\n");
 }
 
+/* --set strings: freed at exit whichever way main returns. */
+static char	**sets;
+static size_t	  nsets;
+
+static void
+free_sets(void)
+{
+	for (size_t i = 0; i < nsets; i++)
+		free(sets[i]);
+	free(sets);
+	sets = NULL;
+	nsets = 0;
+}
+
 static void
 on_signal(int sig)
 {
@@ -118,8 +132,7 @@ main(int argc, char **argv)
 	struct run_opts opts;
 	struct run run;
 	struct sigaction sa;
-	char **sets = NULL, *peersset = NULL, err[1024], peerd[PATH_MAX];
-	size_t nsets = 0;
+	char *peersset = NULL, err[1024], peerd[PATH_MAX];
 	bool dry = false, seed_given = false;
 	const char *replay_dir = NULL;
 	json_t *scn;
@@ -132,6 +145,7 @@ main(int argc, char **argv)
 	opts.argv = argv;
 	opts.argc = argc;
 	log_init("orchestrate", LOG_LVL_WARN, NULL);
+	atexit(free_sets);
 	while ((ch = getopt_long(argc, argv, "hqv", longopts, NULL)) != -1) {
 		char *end;
 
@@ -235,18 +249,17 @@ main(int argc, char **argv)
 	} else if (optind != argc - 1) {
 		usage(stderr);
 		return 2;
-	} else if ((scn = scenario_load(argv[optind], sets, nsets, err,
-	    sizeof(err))) == NULL) {
-		fprintf(stderr, "orchestrate: %s\n", err);
-		return 2;
+	} else {
+		scn = scenario_load(argv[optind], sets, nsets, err, sizeof(err));
+		if (scn == NULL)
+			fprintf(stderr, "orchestrate: %s\n", err);
 	}
+	if (scn == NULL)
+		return 2;
 	if (!seed_given)
 		RAND_bytes((unsigned char *)&opts.seed, sizeof(opts.seed));
 	opts.seed &= 0x7fffffffffffffffull;	/* fits a JSON integer */
 	json_object_set_new(scn, "seed", json_integer((json_int_t)opts.seed));
-	for (size_t i = 0; i < nsets; i++)
-		free(sets[i]);
-	free(sets);
 	if (dry) {
 		json_dumpf(scn, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
 		putchar('\n');
