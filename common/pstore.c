@@ -19,6 +19,7 @@
 
 #include "dcbor.h"
 #include "manifest.h"
+#include "fileio.h"
 #include "pstore.h"
 #include "xmalloc.h"
 
@@ -87,23 +88,6 @@ get_be64(const uint8_t *p)
 }
 
 static int
-write_all(int fd, const uint8_t *p, size_t n)
-{
-	while (n > 0) {
-		ssize_t w = write(fd, p, n);
-
-		if (w == -1) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
-static int
 pread_all(int fd, uint8_t *p, size_t n, uint64_t off)
 {
 	while (n > 0) {
@@ -154,7 +138,7 @@ write_atomic(const char *path, const uint8_t *p, size_t n)
 	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
 	    0600)) == -1)
 		return -1;
-	if (write_all(fd, p, n) == -1) {
+	if (fileio_write_all(fd, p, n) == -1) {
 		close(fd);
 		unlink(tmp);
 		return -1;
