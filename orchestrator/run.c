@@ -1600,6 +1600,9 @@ check_history(struct run *r)
 		set_measure(r, "history.duplicates", (double)dup, "count");
 		set_measure(r, "history.never_taken", (double)never, "count");
 	}
+	/* A run that wrote and took nothing has no history to report. */
+	if (json_object_size(r->writes) == 0 && !r->had_take_step)
+		return;
 	if (any_live)
 		set_measure(r, "history.lost", (double)lost, "count");
 	set_measure(r, "history.writes", (double)json_object_size(r->writes),
