@@ -16,7 +16,7 @@ struct dcbor_buf;
 struct dcbor_rd;
 
 #define HLC_MAX_AHEAD_MS	(600u * 1000u)	/* cap on a remote's physical */
-#define HLC_TEXT_MAX		48
+#define HLC_TEXT_MAX		64	/* 20 + 1 + 10 + 1 + 16 digits and a NUL */
 
 struct hlc_stamp {
 	uint64_t	phys;		/* milliseconds since the epoch */
