@@ -25,7 +25,10 @@
  *                 take_where layout: more templates than a type keeps
  *                 cursors for, so every read is a template's first scan
  *                 past P/2 failing entries (the cost the cursor does not
- *                 remove: an ad-hoc query)
+ *                 remove: an ad-hoc query).  Since the field index
+ *                 (space.c) the eq condition on kind goes to the "build"
+ *                 records directly (the first read, in the warm-up,
+ *                 builds the index: a read batch keeps its space)
  *
  * The entries a batch writes are built before it, untimed (the prepare
  * hook), as the daemon builds and signs an entry before space_write; and

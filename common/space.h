@@ -24,8 +24,13 @@
  * 32 most recently used per type, keyed by the conditions' canonical form)
  * that remembers how far the visible records are known to fail it, so a
  * selective take resumes where the last one stopped instead of rescanning
- * what it never takes.  A template's first scan (or its first after
- * eviction) still walks from the oldest visible entry.
+ * what it never takes.  A template with an eq condition (or, for a first
+ * match, a short "in" list) skips the scan: a per-(type, field) hash
+ * index, made the first time a template asks for that field and kept
+ * with the type index after, yields the visible records whose field
+ * equals the operand (numbers by value: 1 and 1.0 alike) in FIFO order.
+ * A template with neither still walks from the oldest visible entry on
+ * its first scan (or its first after cursor eviction).
  *
  * Time is always passed in (now_ms, wall ms).  Any call that takes now_ms
  * first runs what fell due by then: lease expiries (EXPIRED), lapsed

@@ -1099,15 +1099,58 @@ static const char *const fuzz_fixed[] = {
 	"{\"type\":\"s#v1\",\"where\":[{\"field\":\"k\",\"op\":\"ne\","
 	    "\"value\":\"a\"}]}",
 	"{\"type\":\"s#v1\"}",
+	/* Field indexes: numbers of mixed types, other types, misses. */
+	"{\"type\":\"r#v1\",\"where\":[{\"field\":\"x\",\"op\":\"eq\","
+	    "\"value\":1}]}",
+	"{\"type\":\"r#v1\",\"where\":[{\"field\":\"x\",\"op\":\"eq\","
+	    "\"value\":1.0}]}",
+	"{\"type\":\"r#v1\",\"where\":[{\"field\":\"x\",\"op\":\"eq\","
+	    "\"value\":0}]}",
+	"{\"type\":\"r#v1\",\"where\":[{\"field\":\"x\",\"op\":\"eq\","
+	    "\"value\":-0.0}]}",
+	"{\"type\":\"r#v1\",\"where\":[{\"field\":\"x\",\"op\":\"eq\","
+	    "\"value\":1.5}]}",
+	"{\"type\":\"r#v1\",\"where\":[{\"field\":\"x\",\"op\":\"eq\","
+	    "\"value\":\"1\"}]}",
+	"{\"type\":\"r#v1\",\"where\":[{\"field\":\"x\",\"op\":\"eq\","
+	    "\"value\":null}]}",
+	"{\"type\":\"r#v1\",\"where\":[{\"field\":\"x\",\"op\":\"eq\","
+	    "\"value\":true}]}",
+	"{\"type\":\"r#v1\",\"where\":[{\"field\":\"x\",\"op\":\"eq\","
+	    "\"value\":[1]}]}",
+	"{\"type\":\"r#v1\",\"where\":[{\"field\":\"x\",\"op\":\"eq\","
+	    "\"value\":1e300}]}",
+	"{\"type\":\"r#v1\",\"where\":[{\"field\":\"x\",\"op\":\"eq\","
+	    "\"value\":7}]}",
+	"{\"type\":\"r#v1\",\"where\":[{\"field\":\"x\",\"op\":\"in\","
+	    "\"value\":[2.0,\"1\",1.5,2]}]}",
+	"{\"type\":\"r#v1\",\"where\":[{\"field\":\"x\",\"op\":\"in\","
+	    "\"value\":[9,8]}]}",
+	"{\"type\":\"r#v1\",\"where\":[{\"field\":\"x\",\"op\":\"eq\","
+	    "\"value\":2},{\"field\":\"p\",\"op\":\"lt\",\"value\":4}]}",
+	"{\"type\":\"r#v1\",\"where\":[{\"field\":\"p\",\"op\":\"gte\","
+	    "\"value\":3},{\"field\":\"k\",\"op\":\"in\","
+	    "\"value\":[\"c\",\"a\"]}]}",
+	"{\"type\":\"s#v1\",\"where\":[{\"field\":\"x\",\"op\":\"eq\","
+	    "\"value\":2.0}]}",
+	"{\"type\":\"r#v1\",\"where\":[{\"field\":\"nope\",\"op\":\"eq\","
+	    "\"value\":1}]}",
 };
 #define FUZZ_NFIXED	(sizeof(fuzz_fixed) / sizeof(fuzz_fixed[0]))
 #define FUZZ_NDYN	40	/* "p eq i": more templates than cursors */
+#define FUZZ_NY		12	/* "y<i> eq ...": more fields than indexes */
+
+/* The x values written: numbers of every type, and other types. */
+static const char *const fuzz_x[] = {
+	"0", "1", "2", "0.0", "-0.0", "1.0", "2.0", "1.5", "1e300", "\"1\"",
+	"null", "true", "false", "[1]", "[1.0]", "\"\"",
+};
 
 static void
 fuzz_one(uint64_t seed, int nops)
 {
 	struct space *sp = space_new(1, self_a, 600);
-	struct template *ts[FUZZ_NFIXED + FUZZ_NDYN];
+	struct template *ts[FUZZ_NFIXED + FUZZ_NDYN + FUZZ_NY];
 	uint8_t ids[2048][ENTRY_ID_LEN];
 	size_t nids = 0;
 	uint64_t s = seed | 1, now = T0;
@@ -1128,10 +1171,16 @@ fuzz_one(uint64_t seed, int nops)
 			    i % 10, i / 10 - 1);
 		ts[FUZZ_NFIXED + (size_t)i] = tmpl(f);
 	}
+	for (int i = 0; i < FUZZ_NY; i++) {
+		snprintf(f, sizeof(f), "{\"type\":\"r#v1\",\"where\":[{\"field\":"
+		    "\"y%d\",\"op\":\"eq\",\"value\":%s}]}", i,
+		    i % 2 ? "1" : "1.0");
+		ts[FUZZ_NFIXED + FUZZ_NDYN + (size_t)i] = tmpl(f);
+	}
 	for (int op = 0; op < nops; op++) {
 		uint64_t what = rnd_below(&s, 100);
 		const struct template *t = ts[rnd_below(&s,
-		    FUZZ_NFIXED + FUZZ_NDYN)];
+		    FUZZ_NFIXED + FUZZ_NDYN + FUZZ_NY)];
 
 		if (what < 30) {
 			/* A write, stamped anywhere around now: out of order. */
@@ -1139,8 +1188,20 @@ fuzz_one(uint64_t seed, int nops)
 			uint64_t phys = now - 400 + rnd_below(&s, 600);
 			struct entry *e;
 
-			snprintf(f, sizeof(f), "{\"n\":%d,\"k\":\"%s\",\"p\":%d}",
+			int nf = snprintf(f, sizeof(f),
+			    "{\"n\":%d,\"k\":\"%s\",\"p\":%d",
 			    op, ks[rnd_below(&s, 3)], (int)rnd_below(&s, 10));
+
+			/* Sometimes an x, sometimes a y<i> (keys unsorted). */
+			if (rnd_below(&s, 4) != 0)
+				nf += snprintf(f + nf, sizeof(f) - (size_t)nf,
+				    ",\"x\":%s", fuzz_x[rnd_below(&s,
+				    sizeof(fuzz_x) / sizeof(fuzz_x[0]))]);
+			if (rnd_below(&s, 2) != 0)
+				nf += snprintf(f + nf, sizeof(f) - (size_t)nf,
+				    ",\"y%d\":%s", (int)rnd_below(&s, FUZZ_NY),
+				    rnd_below(&s, 2) ? "1.0" : "1");
+			snprintf(f + nf, sizeof(f) - (size_t)nf, "}");
 			e = mk(rnd_below(&s, 4) == 0 ? "s#v1" : "r#v1", f, phys,
 			    (uint32_t)rnd_below(&s, 3), 200 + rnd_below(&s, 3000));
 			if (nids < sizeof(ids) / sizeof(ids[0]))
@@ -1211,7 +1272,7 @@ fuzz_one(uint64_t seed, int nops)
 		} else
 			now += rnd_below(&s, 60);
 	}
-	for (size_t i = 0; i < FUZZ_NFIXED + FUZZ_NDYN; i++)
+	for (size_t i = 0; i < FUZZ_NFIXED + FUZZ_NDYN + FUZZ_NY; i++)
 		template_free(ts[i]);
 	space_free(sp);
 }
