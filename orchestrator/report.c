@@ -133,10 +133,26 @@ md_num(FILE *fp, json_t *v)
 		fputs("—", fp);
 }
 
+/* The numbers of obj under keys, as the rest of a table row: "a | b |\n". */
+static void
+md_cells(FILE *fp, json_t *obj, const char *const *keys)
+{
+	for (; *keys != NULL; keys++) {
+		md_num(fp, json_object_get(obj, *keys));
+		fputs(keys[1] != NULL ? " | " : " |\n", fp);
+	}
+}
+
 static void
 write_md(const struct run *r)
 {
 	char path[700];
+	static const char *const lat_keys[] = { "count", "p50", "p90", "p99",
+	    "p999", "max", NULL };
+	static const char *const swarm_keys[] = { "bytes_from_seeder",
+	    "bytes_from_others", "seconds", "bad_pieces", NULL };
+	static const char *const peer_keys[] = { "frames_in", "frames_out",
+	    "bytes_in", "bytes_out", "cpu_s", "max_rss_kib", NULL };
 	FILE *fp;
 	json_t *v, *host = host_json();
 	const char *k;
@@ -184,18 +200,7 @@ write_md(const struct run *r)
 			    "| max |\n|---|--:|--:|--:|--:|--:|--:|\n");
 		any = true;
 		fprintf(fp, "| %s (us) | ", k);
-		md_num(fp, json_object_get(v, "count"));
-		fprintf(fp, " | ");
-		md_num(fp, json_object_get(v, "p50"));
-		fprintf(fp, " | ");
-		md_num(fp, json_object_get(v, "p90"));
-		fprintf(fp, " | ");
-		md_num(fp, json_object_get(v, "p99"));
-		fprintf(fp, " | ");
-		md_num(fp, json_object_get(v, "p999"));
-		fprintf(fp, " | ");
-		md_num(fp, json_object_get(v, "max"));
-		fprintf(fp, " |\n");
+		md_cells(fp, v, lat_keys);
 	}
 	if (!any)
 		fprintf(fp, "No latency was recorded.\n");
@@ -222,14 +227,7 @@ write_md(const struct run *r)
 			fprintf(fp, "| %s | %s | ", json_string_value(
 			    json_object_get(v, "name")), json_is_true(
 			    json_object_get(v, "verified")) ? "yes" : "**no**");
-			md_num(fp, json_object_get(v, "bytes_from_seeder"));
-			fprintf(fp, " | ");
-			md_num(fp, json_object_get(v, "bytes_from_others"));
-			fprintf(fp, " | ");
-			md_num(fp, json_object_get(v, "seconds"));
-			fprintf(fp, " | ");
-			md_num(fp, json_object_get(v, "bad_pieces"));
-			fprintf(fp, " |\n");
+			md_cells(fp, v, swarm_keys);
 		}
 	}
 	fprintf(fp, "\n## Peers\n\n| peer | pid | state | frames in | frames "
@@ -241,18 +239,7 @@ write_md(const struct run *r)
 		md_num(fp, json_object_get(v, "pid"));
 		fprintf(fp, " | %s | ", json_string_value(json_object_get(v,
 		    "state")));
-		md_num(fp, json_object_get(v, "frames_in"));
-		fprintf(fp, " | ");
-		md_num(fp, json_object_get(v, "frames_out"));
-		fprintf(fp, " | ");
-		md_num(fp, json_object_get(v, "bytes_in"));
-		fprintf(fp, " | ");
-		md_num(fp, json_object_get(v, "bytes_out"));
-		fprintf(fp, " | ");
-		md_num(fp, json_object_get(v, "cpu_s"));
-		fprintf(fp, " | ");
-		md_num(fp, json_object_get(v, "max_rss_kib"));
-		fprintf(fp, " |\n");
+		md_cells(fp, v, peer_keys);
 	}
 	fprintf(fp, "\nA peer that was killed or crashed has no figures: its "
 	    "counters died with it.\n\n## Checks\n\n");

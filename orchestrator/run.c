@@ -426,7 +426,8 @@ live_seeds(struct run *r, struct peer *self, char **seeds, int max)
 	return n;
 }
 
-bool
+/* True if index k is in a list like "1,3" or "all". */
+static bool
 run_index_listed(const char *list, int k)
 {
 	const char *c = list;

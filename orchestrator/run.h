@@ -79,8 +79,6 @@ extern volatile sig_atomic_t run_interrupted;
 /* Make the run directory, run every step, gather, check. */
 enum run_status	 run_scenario(struct run *r, json_t *scn,
 		    const struct run_opts *opts);
-/* True if index k is in a list like "1,3" or "all". */
-bool		 run_index_listed(const char *list, int k);
 /* Free what run_scenario built (after report_write). */
 void		 run_free(struct run *r);
 

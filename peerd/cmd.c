@@ -190,7 +190,7 @@ static const struct cmd_entry cmd_table[] = {
 	{ "debug", args_debug, cmd_debug, "test hooks (needs --test-hooks)" },
 };
 
-const struct cmd_entry *
+static const struct cmd_entry *
 cmd_find(const char *name)
 {
 	for (size_t i = 0; i < sizeof(cmd_table) / sizeof(cmd_table[0]); i++)

@@ -41,8 +41,6 @@ struct cmd_entry {
 /* Look the command up, check args, run the handler or answer the error. */
 void	cmd_dispatch(struct ctl_req *req, struct ctl_client *c,
 	    const char *name, json_t *args);
-/* The entry for a name, or NULL. */
-const struct cmd_entry *cmd_find(const char *name);
 /* Check args against an entry's spec; NULL if fine, else a message. */
 const char *cmd_check_args(const struct cmd_entry *ce, json_t *args,
 	    char *buf, size_t len);

@@ -240,12 +240,6 @@ ctl_subscribe(struct ctl_client *c, void *sub, void (*sub_free)(void *))
 	c->sub_free = sub_free;
 }
 
-void *
-ctl_subscription(struct ctl_client *c)
-{
-	return c->sub;
-}
-
 void
 ctl_foreach_sub(void (*fn)(struct ctl_client *, void *, void *), void *arg)
 {

@@ -71,8 +71,6 @@ void	ctl_fail(struct ctl_req *req, enum ctl_err err, const char *fmt, ...)
 void	ctl_event(struct ctl_client *c, json_t *event);
 /* Attach a subscription to the client; sub_free runs when it goes. */
 void	ctl_subscribe(struct ctl_client *c, void *sub, void (*sub_free)(void *));
-/* The subscription handle of a client, or NULL. */
-void	*ctl_subscription(struct ctl_client *c);
 /* Call fn for every live client with a subscription. */
 void	ctl_foreach_sub(void (*fn)(struct ctl_client *, void *, void *),
 	    void *arg);

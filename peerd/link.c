@@ -351,7 +351,7 @@ link_send_to(struct link *l, uint32_t kind, const uint8_t *to,
 	return 0;
 }
 
-int
+static int
 link_send(struct link *l, uint32_t kind, const uint8_t *body, size_t body_len)
 {
 	if (l->state != LINK_UP || l->member == NULL)

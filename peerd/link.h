@@ -63,10 +63,7 @@ int		 link_add_seed(const char *hostport);
  */
 int		 link_fsm_next(enum link_state state, enum link_event ev);
 const char	*link_state_name(enum link_state s);
-/* Sign and queue one frame of kind with body (one CBOR item) on l. */
-int		 link_send(struct link *l, uint32_t kind, const uint8_t *body,
-		    size_t body_len);
-/* The same to a member over its UP link; -1 if none. */
+/* Sign and queue one frame (body: one CBOR item) to a member's UP link; -1 if none. */
 int		 link_send_member(struct member *m, uint32_t kind,
 		    const uint8_t *body, size_t body_len);
 /*

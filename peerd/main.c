@@ -130,36 +130,6 @@ opt_u32(const char *name, const char *arg, uint32_t min, uint32_t max)
 }
 
 static void
-conf_defaults(struct peerd_conf *c)
-{
-	memset(c, 0, sizeof(*c));
-	c->listen = "127.0.0.1:0";
-	c->group = "fleet";
-	c->log_level = "info";
-	c->settle_ms = 200;
-	c->take_retry_ms = 20;
-	c->take_lease_ms = 30000;
-	c->gossip_ms = 1000;
-	c->tick_ms = 250;
-	c->silence_ms = 30000;
-	c->ping_timeout_ms = 2000;
-	c->fanout = 3;
-	c->hops = 6;
-	c->max_age_s = 300;
-	c->max_future_s = 600;
-	c->rate_burst = 50000;
-	c->rate_per_s = 10000;
-	c->strikes = 16;
-	c->quarantine_s = 600;
-	c->max_links = 256;
-	c->max_clients = 64;
-	c->max_frame = 8u << 20;
-	c->max_line = 1u << 20;
-	c->max_entries = 1000000;
-	c->trace_events = 8192;
-}
-
-static void
 conf_parse(struct peerd_conf *c, int argc, char **argv)
 {
 	int ch;

@@ -83,6 +83,8 @@ struct peerd {
 /* The one daemon of this process (signal handlers and logs reach it). */
 extern struct peerd *pd;
 
+/* Fill c with every default (conf.c). */
+void	conf_defaults(struct peerd_conf *c);
 /* Begin an orderly shutdown from inside the loop. */
 void	peerd_shutdown(const char *why);
 /* Microseconds since start. */

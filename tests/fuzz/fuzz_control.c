@@ -80,32 +80,15 @@ peerd_uptime_us(void)
 static void
 fz_conf(struct peerd_conf *c)
 {
-	/* main.c's defaults, with the changes the header comment explains. */
-	memset(c, 0, sizeof(*c));
+	/* The daemon's defaults, then what this harness needs. */
+	conf_defaults(c);
 	c->name = "fuzz";
 	c->dir = fz_dir;
-	c->listen = "127.0.0.1:0";
 	c->control = fz_sock;
-	c->group = "fleet";
 	c->log_level = "error";
 	c->settle_ms = 0;
 	c->take_retry_ms = 1;
-	c->take_lease_ms = 30000;
-	c->gossip_ms = 1000;
-	c->tick_ms = 250;
-	c->silence_ms = 30000;
-	c->ping_timeout_ms = 2000;
-	c->fanout = 3;
-	c->hops = 6;
-	c->max_age_s = 300;
-	c->max_future_s = 600;
-	c->rate_burst = 50000;
-	c->rate_per_s = 10000;
-	c->strikes = 16;
-	c->quarantine_s = 600;
 	c->max_links = 0;		/* never dial */
-	c->max_clients = 64;
-	c->max_frame = 8u << 20;
 	c->max_line = FUZZ_MAX_LINE;
 	c->max_entries = 4096;
 	c->trace_events = 1024;

@@ -89,33 +89,12 @@ peerd_uptime_us(void)
 static void
 fz_conf(struct peerd_conf *c)
 {
-	/* main.c's defaults; no links are ever made (no link_init). */
-	memset(c, 0, sizeof(*c));
+	/* The daemon's defaults; no links are ever made (no link_init). */
+	conf_defaults(c);		/* max_links caps members from a GROUP_AD */
 	c->name = "fuzz";
 	c->dir = "/nonexistent";
-	c->listen = "127.0.0.1:0";
 	c->control = "/nonexistent/control.sock";
-	c->group = "fleet";
 	c->log_level = "error";
-	c->settle_ms = 200;
-	c->take_retry_ms = 20;
-	c->take_lease_ms = 30000;
-	c->gossip_ms = 1000;
-	c->tick_ms = 250;
-	c->silence_ms = 30000;
-	c->ping_timeout_ms = 2000;
-	c->fanout = 3;
-	c->hops = 6;
-	c->max_age_s = 300;
-	c->max_future_s = 600;
-	c->rate_burst = 50000;
-	c->rate_per_s = 10000;
-	c->strikes = 16;
-	c->quarantine_s = 600;
-	c->max_links = 256;		/* caps members from a GROUP_AD */
-	c->max_clients = 64;
-	c->max_frame = 8u << 20;
-	c->max_line = 1u << 20;
 	c->max_entries = 4096;
 	c->trace_events = 1024;
 }
