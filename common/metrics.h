@@ -76,6 +76,7 @@ struct rusage;
 	X(swarm_pieces_duplicate, "swarm.pieces_duplicate")		\
 	X(swarm_pieces_truncated, "swarm.pieces_truncated")		\
 	X(swarm_refused,	"swarm.refused")			\
+	X(swarm_deflected,	"swarm.deflected")			\
 	X(swarm_timeouts,	"swarm.timeouts")			\
 	X(swarm_stalls,		"swarm.stalls")
 

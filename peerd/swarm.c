@@ -62,10 +62,13 @@ struct source {
 	uint32_t	 inflight;
 	uint64_t	 backoff_until;	/* monotonic ms */
 	uint32_t	 streak;	/* timeouts in a row */
+	uint8_t		*no_defl;	/* pieces it gets from us at once: sent
+					   or deflected to it before */
+	uint8_t		*defl_from;	/* pieces it asked us to get elsewhere */
 	bool		 said_none;	/* answered our QUERY: not found */
 	bool		 interested;	/* it tracks this blob: send it adds */
 	uint64_t	 bytes_from, pieces_from, bytes_to, pieces_to;
-	uint64_t	 bad, timeouts, refused;
+	uint64_t	 bad, timeouts, refused, deflected;
 };
 
 struct waiter {
@@ -86,6 +89,8 @@ struct content {
 	const struct manifest	*m;
 	uint16_t		*avail;		/* holders per piece */
 	uint8_t			*pin;		/* requests in flight per piece */
+	uint8_t			*served;	/* pieces sent at least once */
+	uint64_t		*defer_until;	/* deflected: elsewhere until */
 	uint32_t		*order;		/* scheduler scratch */
 	struct source		**src;
 	size_t			 nsrc;
@@ -97,6 +102,7 @@ struct content {
 	uint32_t		 at_start;	/* pieces held when opened */
 	uint64_t		 pieces_fetched, bytes_fetched, dups, bad;
 	uint64_t		 timeouts, refused, stalls, truncated;
+	uint64_t		 deflected, deflections;	/* sent, received */
 	uint64_t		 start_us, end_us;
 	uint64_t		 last_progress_ms, last_log_ms, last_flush_ms;
 	uint64_t		 manifest_deadline_ms;
@@ -208,6 +214,14 @@ source_find(struct content *c, const struct member *m)
 	return NULL;
 }
 
+static void
+source_alloc(const struct content *c, struct source *s)
+{
+	s->bits = xcalloc(1, nbytes_of(c));
+	s->no_defl = xcalloc(1, nbytes_of(c));
+	s->defl_from = xcalloc(1, nbytes_of(c));
+}
+
 static struct source *
 source_get(struct content *c, struct member *m)
 {
@@ -218,7 +232,7 @@ source_get(struct content *c, struct member *m)
 	s = xcalloc(1, sizeof(*s));
 	s->m = m;
 	if (c->m != NULL)
-		s->bits = xcalloc(1, nbytes_of(c));
+		source_alloc(c, s);
 	c->src = xreallocarray(c->src, c->nsrc + 1, sizeof(*c->src));
 	c->src[c->nsrc++] = s;
 	return s;
@@ -381,7 +395,10 @@ send_refuse(const uint8_t cid[CID_LEN], struct member *m, uint64_t piece,
 	dcbor_put_cstr(&wbuf, "reason");
 	dcbor_put_cstr(&wbuf, reason);
 	link_send_member(m, FRAME_BLOCK, wbuf.data, wbuf.len);
-	pd_count(swarm_refused);
+	if (strcmp(reason, "elsewhere") == 0)
+		pd_count(swarm_deflected);
+	else
+		pd_count(swarm_refused);
 }
 
 /*
@@ -425,6 +442,8 @@ send_piece(struct content *c, struct source *s, uint32_t i)
 	dcbor_put_uint(&wbuf, i);
 	if (link_send_member_data(s->m, FRAME_BLOCK, wbuf.data, wbuf.len,
 	    &pl) == 0) {
+		bit_set(c->served, i);
+		bit_set(s->no_defl, i);
 		s->bytes_to += len;
 		s->pieces_to++;
 		pd_count(swarm_pieces_served);
@@ -534,12 +553,16 @@ content_free(struct content *c)
 	waiters_answer(c, CTL_INTERNAL, "the peer is shutting down");
 	for (size_t i = 0; i < c->nsrc; i++) {
 		free(c->src[i]->bits);
+		free(c->src[i]->no_defl);
+		free(c->src[i]->defl_from);
 		free(c->src[i]);
 	}
 	free(c->src);
 	pstore_close(c->ps);
 	free(c->avail);
 	free(c->pin);
+	free(c->served);
+	free(c->defer_until);
 	free(c->order);
 	free(c->adds);
 	free(c);
@@ -585,8 +608,10 @@ content_attach(struct content *c, struct pstore *ps)
 	c->avail = xcalloc(c->m->npieces, sizeof(*c->avail));
 	c->pin = xcalloc(c->m->npieces, sizeof(*c->pin));
 	c->order = xcalloc(c->m->npieces, sizeof(*c->order));
+	c->served = xcalloc(1, nbytes_of(c));
+	c->defer_until = xcalloc(c->m->npieces, sizeof(*c->defer_until));
 	for (size_t i = 0; i < c->nsrc; i++)
-		c->src[i]->bits = xcalloc(1, nbytes_of(c));
+		source_alloc(c, c->src[i]);
 	c->at_start = pstore_count(ps);
 	c->state = pstore_complete(ps) ? CS_COMPLETE : CS_FETCHING;
 	c->last_progress_ms = clock_mono_ms();
@@ -639,6 +664,7 @@ pick(struct content *c, uint32_t p, uint64_t now, bool endgame)
 
 		if (!usable(c, s, now) || !bit_get(s->bits, p) ||
 		    (s->bad > 0 && good) ||
+		    (bit_get(s->defl_from, p) && now < c->defer_until[p]) ||
 		    (endgame && source_has_req(s, p)))
 			continue;
 		rank = (s->nhave == c->m->npieces ? 1u << 16 : 0) + s->inflight;
@@ -1000,6 +1026,19 @@ recv_want(struct member *m, const struct body *b)
 	}
 	s = source_get(c, m);
 	s->interested = true;
+	/*
+	 * A seed sends each piece out once: a piece it has sent before is
+	 * deflected once per asker, who gets it from a fetcher that has it
+	 * (or, if none has by then, asks again and is served).
+	 */
+	if (c->state == CS_COMPLETE && bit_get(c->served, b->piece) &&
+	    !bit_get(s->no_defl, b->piece)) {
+		bit_set(s->no_defl, b->piece);
+		s->deflected++;
+		c->deflected++;
+		send_refuse(b->cid, m, b->piece, "elsewhere");
+		return;
+	}
 	if (link_outq(m) > SWARM_OUTQ_MAX) {
 		send_refuse(b->cid, m, b->piece, "busy");
 		return;
@@ -1046,6 +1085,13 @@ recv_block(struct member *m, const struct body *b, const char **why)
 		return 0;	/* nothing we asked for */
 	p = (uint32_t)b->piece;
 	source_take_req(c, s, p);
+	if (!b->has_len && strcmp(b->reason, "elsewhere") == 0) {
+		bit_set(s->defl_from, p);
+		c->defer_until[p] = clock_mono_ms() + SWARM_DEFLECT_MS;
+		c->deflections++;
+		pump(c);
+		return 0;
+	}
 	if (!b->has_len) {
 		s->refused++;
 		c->refused++;
@@ -1402,7 +1448,7 @@ content_json(struct content *c)
 		    s->bytes_to));
 		json_object_set_new(bad, nm, json_integer((json_int_t)s->bad));
 		json_object_set_new(srcs, nm, json_pack("{s:I, s:I, s:I, s:I, "
-		    "s:I, s:I, s:I, s:I, s:b, s:I}",
+		    "s:I, s:I, s:I, s:I, s:I, s:b, s:I}",
 		    "bytes_from", (json_int_t)s->bytes_from,
 		    "pieces_from", (json_int_t)s->pieces_from,
 		    "bytes_to", (json_int_t)s->bytes_to,
@@ -1410,6 +1456,7 @@ content_json(struct content *c)
 		    "bad", (json_int_t)s->bad,
 		    "timeouts", (json_int_t)s->timeouts,
 		    "refused", (json_int_t)s->refused,
+		    "deflected", (json_int_t)s->deflected,
 		    "holds", (json_int_t)s->nhave,
 		    "linked", s->m->link != NULL,
 		    "in_flight", (json_int_t)s->inflight));
@@ -1436,6 +1483,10 @@ content_json(struct content *c)
 	json_object_set_new(j, "timeouts",
 	    json_integer((json_int_t)c->timeouts));
 	json_object_set_new(j, "refused", json_integer((json_int_t)c->refused));
+	json_object_set_new(j, "deflected",
+	    json_integer((json_int_t)c->deflected));
+	json_object_set_new(j, "deflections",
+	    json_integer((json_int_t)c->deflections));
 	json_object_set_new(j, "stalls", json_integer((json_int_t)c->stalls));
 	json_object_set_new(j, "start_us", json_integer((json_int_t)c->start_us));
 	json_object_set_new(j, "end_us", c->end_us ?

@@ -133,6 +133,31 @@ def test_swarm_four_peers():
         assert fetchers[0].call("fetch", cid=cid, wait=True)["complete"]
 
 
+def test_seed_deflects_a_piece_it_has_sent():
+    """A seed sends each piece out once: a later asker is told to get it
+    elsewhere (once per piece), and gets it from a fetcher that has it."""
+    with Fleet(extra=FAST) as f:
+        seeder, first, late = f.start(3)
+        pub = seeder.call("publish", size=2 * MIB, seed=8, piece_kib=64)
+        cid, total = pub["cid"], pub["pieces"]
+        first.call("fetch", cid=cid)
+        got = wait_until(lambda: complete(first, cid), 120, "the first copy")
+        assert got["from"] == {seeder.name: 2 * MIB}, got
+        assert content(seeder, cid)["deflected"] == 0
+        late.call("fetch", cid=cid)
+        c = wait_until(lambda: complete(late, cid), 120, "the late copy")
+        assert c["sha256"] == pub["sha256"], c
+        s = content(seeder, cid)
+        # Every piece had left the seeder once: each one the late fetcher
+        # asked of it was deflected first, and it is told so only once.
+        assert 1 <= s["deflected"] <= total, s
+        assert s["sources"][late.name]["deflected"] == s["deflected"], s
+        assert c["deflections"] == s["deflected"], (c, s)
+        assert c["from"].get(first.name, 0) > 0, c
+        assert seeder.counter("swarm.deflected") == s["deflected"]
+        assert seeder.counter("swarm.refused") == 0
+
+
 def test_corrupt_server_does_not_spoil_the_fetch():
     with Fleet(extra=FAST) as f:
         seeder, liar, fetcher = f.start(3)
@@ -201,6 +226,7 @@ def test_killed_fetcher_resumes_from_its_pieces():
 
 if __name__ == "__main__":
     run([test_publish_generated_and_file, test_refusals,
-         test_swarm_four_peers, test_corrupt_server_does_not_spoil_the_fetch,
+         test_swarm_four_peers, test_seed_deflects_a_piece_it_has_sent,
+         test_corrupt_server_does_not_spoil_the_fetch,
          test_short_payload_closes_the_link,
          test_killed_fetcher_resumes_from_its_pieces])
