@@ -39,6 +39,9 @@
 #define LINK_NONCE_LEN		16
 #define LINK_HANDSHAKE_MS	10000
 #define LINK_IO_CHUNK		(1u << 20)	/* bytes a wakeup, each way */
+#define LINK_DIRECT_MIN		(64u << 10)	/* a frame's rest read directly */
+#define LINK_LOWAT_MAX		(256u << 10)	/* bytes a wakeup in a frame */
+#define LINK_RX_POOL		8		/* idle frame buffers kept */
 
 struct link {
 	TAILQ_ENTRY(link)	 entry;
@@ -52,6 +55,10 @@ struct link {
 	uint8_t			 nonce[LINK_NONCE_LEN];
 	bool			 have_len;	/* two-stage read */
 	uint32_t		 need;
+	uint32_t		 lowat;		/* SO_RCVLOWAT set; 0: default */
+	struct event		*rx_ev;		/* reading a large frame directly */
+	uint8_t			*rx;		/* its buffer (need bytes) */
+	size_t			 rx_cap, rx_got;
 	uint64_t		 up_ms;
 	uint64_t		 born_ms;	/* for the handshake timeout */
 	uint64_t		 frames_in, frames_out, bytes_in, bytes_out;
@@ -118,6 +125,48 @@ link_count(void)
 	return n;
 }
 
+/*
+ * Buffers for large frames read directly (link_rx_cb), kept for reuse so
+ * that a stream of pieces does not allocate (and fault in) a fresh MiB
+ * each.
+ */
+static struct rxbuf {
+	uint8_t	*p;
+	size_t	 cap;
+} rx_pool[LINK_RX_POOL];
+static size_t	 rx_npool;
+
+static uint8_t *
+rx_get(size_t need, size_t *cap)
+{
+	uint8_t *p;
+
+	if (rx_npool == 0) {
+		*cap = need;
+		return xmalloc(need);
+	}
+	p = rx_pool[--rx_npool].p;
+	*cap = rx_pool[rx_npool].cap;
+	if (*cap < need) {
+		p = xreallocarray(p, need, 1);
+		*cap = need;
+	}
+	return p;
+}
+
+static void
+rx_put(uint8_t *p, size_t cap)
+{
+	if (p == NULL)
+		return;
+	if (rx_npool == LINK_RX_POOL) {
+		free(p);
+		return;
+	}
+	rx_pool[rx_npool].p = p;
+	rx_pool[rx_npool++].cap = cap;
+}
+
 static void
 link_reap(evutil_socket_t fd, short ev, void *arg)
 {
@@ -136,6 +185,9 @@ link_reap(evutil_socket_t fd, short ev, void *arg)
 				seeds[i].link = NULL;
 		if (l->member != NULL && l->member->link == l)
 			l->member->link = NULL;
+		if (l->rx_ev != NULL)
+			event_free(l->rx_ev);
+		rx_put(l->rx, l->rx_cap);
 		bufferevent_free(l->bev);
 		free(l);
 	}
@@ -162,6 +214,8 @@ link_close(struct link *l, const char *why)
 	}
 	l->state = LINK_DEAD;
 	bufferevent_disable(l->bev, EV_READ | EV_WRITE);
+	if (l->rx_ev != NULL)
+		event_del(l->rx_ev);
 	event_active(reaper_ev, EV_TIMEOUT, 0);
 }
 
@@ -621,6 +675,88 @@ link_frame(struct link *l, const uint8_t *buf, size_t len)
 	}
 }
 
+/*
+ * While the rest of a large frame is on its way, have the socket wake us
+ * only when a good part of it can be read (SO_RCVLOWAT) rather than on
+ * each segment.  The mark never exceeds what the frame still lacks, or
+ * we could wait for bytes the sender does not have; the kernel also
+ * wakes us on EOF or an error, and caps the mark at half its receive
+ * buffer.  0 restores the default (a wakeup per byte available).
+ */
+static void
+link_lowat(struct link *l, size_t rest)
+{
+	uint32_t want = rest > LINK_LOWAT_MAX ? LINK_LOWAT_MAX :
+	    (uint32_t)rest;
+	int v = want ? (int)want : 1;
+
+	if (want == l->lowat || (want > 0 && want > l->lowat && l->lowat > 0))
+		return;		/* lowering is needed; raising can wait */
+	if (setsockopt(bufferevent_getfd(l->bev), SOL_SOCKET, SO_RCVLOWAT,
+	    &v, sizeof(v)) == 0)
+		l->lowat = want;
+}
+
+/*
+ * The rest of a large frame, read straight from the socket into one
+ * buffer: libevent 2.1's evbuffer reads at most 4 KiB a wakeup, which for
+ * a 1 MiB piece meant 256 wakeups of three system calls each, then a copy
+ * to make the frame contiguous.  The bufferevent's reading is off
+ * meanwhile (its input buffer is empty: every byte it held went into the
+ * frame), and is back on once the frame is dispatched.
+ */
+static void
+link_rx_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	struct link *l = arg;
+	uint8_t *buf;
+	size_t cap;
+	ssize_t n;
+
+	(void)ev;
+	n = recv(fd, l->rx + l->rx_got, l->need - l->rx_got, 0);
+	if (n == 0 || (n == -1 && errno != EAGAIN && errno != EWOULDBLOCK &&
+	    errno != EINTR)) {
+		event_del(l->rx_ev);
+		link_close(l, n == 0 ? "end of stream" : strerror(errno));
+		return;
+	}
+	if (n == -1)
+		return;
+	l->rx_got += (size_t)n;
+	if (l->rx_got < l->need) {
+		link_lowat(l, l->need - l->rx_got);
+		return;
+	}
+	event_del(l->rx_ev);
+	link_lowat(l, 0);
+	buf = l->rx;
+	cap = l->rx_cap;
+	l->rx = NULL;
+	l->have_len = false;
+	link_frame(l, buf, l->need);
+	rx_put(buf, cap);
+	if (l->state != LINK_DEAD)
+		bufferevent_enable(l->bev, EV_READ);
+}
+
+static void
+link_rx_start(struct link *l, struct evbuffer *in, size_t avail)
+{
+	int fd = bufferevent_getfd(l->bev);
+
+	if (l->rx_ev == NULL)
+		l->rx_ev = event_new(pd->base, fd, EV_READ | EV_PERSIST,
+		    link_rx_cb, l);
+	if (l->rx_ev == NULL)
+		return;		/* read it through the bufferevent */
+	l->rx = rx_get(l->need, &l->rx_cap);
+	l->rx_got = (size_t)evbuffer_remove(in, l->rx, avail);
+	bufferevent_disable(l->bev, EV_READ);
+	event_add(l->rx_ev, NULL);
+	link_lowat(l, l->need - l->rx_got);
+}
+
 static void
 link_read_cb(struct bufferevent *bev, void *arg)
 {
@@ -652,8 +788,11 @@ link_read_cb(struct bufferevent *bev, void *arg)
 			l->have_len = true;
 			avail -= FRAME_LEN_PREFIX;
 		}
-		if (avail < l->need)
+		if (avail < l->need) {
+			if (l->need - avail >= LINK_DIRECT_MIN)
+				link_rx_start(l, in, avail);
 			return;
+		}
 		link_frame(l, evbuffer_pullup(in, l->need), l->need);
 		evbuffer_drain(in, l->need);
 		l->have_len = false;

@@ -69,6 +69,30 @@ def test_truncated_frame_then_eof():
         assert p.call("hello")["name"] == p.name
 
 
+def test_large_frames_read_directly():
+    """A frame over 64 KiB is read straight from the socket (link.c):
+    cut short by EOF it closes the link without a bad frame; whole but
+    junk it is counted like any other; the peer goes on serving."""
+    rng = random.Random(SEED)
+    with Fleet() as f:
+        p = f.add().start()
+        junk = bytes(rng.randrange(256) for _ in range(1 << 20))
+        send_and_wait_close(p.addr, struct.pack(">I", 1 << 20) +
+                            junk[:200000])
+        assert sum(bad(p).values()) == 0, bad(p)
+        assert p.call("hello")["name"] == p.name
+        send_and_wait_close(p.addr, struct.pack(">I", 1 << 20) + junk)
+        assert sum(bad(p).values()) == 1, bad(p)
+        # A large junk frame behind a small one: the link is closed on the
+        # first, and the second is never read.
+        small = bytes(rng.randrange(256) for _ in range(40))
+        send_and_wait_close(p.addr, struct.pack(">I", len(small)) + small +
+                            struct.pack(">I", 1 << 20) + junk)
+        assert sum(bad(p).values()) == 2, bad(p)
+        assert p.call("hello")["name"] == p.name
+
+
 if __name__ == "__main__":
     print("JUNK_SEED=%d" % SEED)
-    run([test_junk_closes_link_and_is_counted, test_truncated_frame_then_eof])
+    run([test_junk_closes_link_and_is_counted, test_truncated_frame_then_eof,
+         test_large_frames_read_directly])

@@ -138,11 +138,12 @@ def test_seed_deflects_a_piece_it_has_sent():
     elsewhere (once per piece), and gets it from a fetcher that has it."""
     with Fleet(extra=FAST) as f:
         seeder, first, late = f.start(3)
-        pub = seeder.call("publish", size=2 * MIB, seed=8, piece_kib=64)
+        # Pieces of 256 KiB: read straight from the socket (link.c).
+        pub = seeder.call("publish", size=4 * MIB, seed=8, piece_kib=256)
         cid, total = pub["cid"], pub["pieces"]
         first.call("fetch", cid=cid)
         got = wait_until(lambda: complete(first, cid), 120, "the first copy")
-        assert got["from"] == {seeder.name: 2 * MIB}, got
+        assert got["from"] == {seeder.name: 4 * MIB}, got
         assert content(seeder, cid)["deflected"] == 0
         late.call("fetch", cid=cid)
         c = wait_until(lambda: complete(late, cid), 120, "the late copy")
