@@ -939,10 +939,16 @@ act_publish(struct run *r, json_t *step, uint64_t deadline)
 	return 0;
 }
 
+/*
+ * The content of a fetcher.  While others still fetch, without the whole
+ * blob's SHA-256: hashing a complete copy would take CPU from the fetch
+ * being timed.
+ */
 static json_t *
-content_of(struct run *r, struct peer *p, char *err, size_t errlen)
+content_of(struct run *r, struct peer *p, bool sha, char *err, size_t errlen)
 {
-	json_t *args = json_pack("{s:s}", "cid", r->swarm_cid), *res;
+	json_t *args = json_pack("{s:s, s:b}", "cid", r->swarm_cid, "sha256",
+	    sha), *res;
 
 	res = fleet_call(p, "content", args, CALL_MS, err, errlen);
 	json_decref(args);
@@ -974,7 +980,7 @@ wait_fetched(struct run *r, uint64_t deadline)
 			json_t *c;
 			json_int_t v;
 
-			if (!fleet_live(p) || (c = content_of(r, p, err,
+			if (!fleet_live(p) || (c = content_of(r, p, false, err,
 			    sizeof(err))) == NULL)
 				continue;
 			v = json_integer_value(json_object_get(c, "verified"));
@@ -1140,8 +1146,8 @@ gather_swarm(struct run *r)
 	pub = r->fleet.peers[r->swarm_publisher]->name;
 	json_array_foreach(r->swarm_fetchers, i, ix) {
 		struct peer *p = r->fleet.peers[json_integer_value(ix)];
-		json_t *c = fleet_live(p) ? content_of(r, p, err, sizeof(err)) :
-		    NULL, *from, *v;
+		json_t *c = fleet_live(p) ? content_of(r, p, true, err,
+		    sizeof(err)) : NULL, *from, *v;
 		double mine = 0, seeder = 0, s_us, e_us;
 		const char *k, *sha;
 		bool ok;

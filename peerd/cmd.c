@@ -151,6 +151,8 @@ static const struct cmd_arg args_fetch[] = {
 };
 static const struct cmd_arg args_content[] = {
 	{ "cid", CMD_T_STR, false, "one content (default: all)" },
+	{ "sha256", CMD_T_BOOL, false, "hash a complete blob whole if not "
+	    "yet done (default true); false answers at once" },
 	{ NULL, 0, false, NULL }
 };
 static const struct cmd_arg args_swarm_fault[] = {

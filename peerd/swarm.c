@@ -124,7 +124,7 @@ static uint32_t		 stage_serial;
 static char		 content_dir[PATH_MAX];
 
 static void	pump(struct content *);
-static json_t	*content_json(struct content *);
+static json_t	*content_json(struct content *, bool);
 
 /* ---- small helpers ------------------------------------------------------ */
 
@@ -530,7 +530,7 @@ waiters_answer(struct content *c, enum ctl_err err, const char *msg)
 		if (msg != NULL)
 			ctl_fail(w->req, err, "%s", msg);
 		else if (done)
-			ctl_ok(w->req, content_json(c));
+			ctl_ok(w->req, content_json(c, true));
 		else if (now >= w->deadline_ms)
 			ctl_fail(w->req, CTL_TIMEOUT, "fetch %.12s: %s after "
 			    "the deadline (%u of %u pieces)", c->hex,
@@ -1429,7 +1429,7 @@ swarm_free(void)
 /* ---- the control commands ----------------------------------------------- */
 
 static json_t *
-content_json(struct content *c)
+content_json(struct content *c, bool want_sha)
 {
 	json_t *j, *from = json_object(), *served = json_object();
 	json_t *bad = json_object(), *srcs = json_object();
@@ -1493,7 +1493,7 @@ content_json(struct content *c)
 	    json_integer((json_int_t)c->end_us) : json_null());
 	json_object_set_new(j, "seconds", json_real((double)(end -
 	    c->start_us) / 1e6));
-	if (!c->have_sha && c->state == CS_COMPLETE &&
+	if (want_sha && !c->have_sha && c->state == CS_COMPLETE &&
 	    pstore_sha256(c->ps, c->sha) == 0)
 		c->have_sha = true;
 	if (c->have_sha) {
@@ -1697,7 +1697,7 @@ swarm_publish(struct ctl_req *req, json_t *args)
 			    c->hex);
 			goto out;
 		}
-		ctl_ok(req, content_json(c));
+		ctl_ok(req, content_json(c, true));
 		goto out;
 	}
 	c = content_new(cid);
@@ -1719,7 +1719,7 @@ swarm_publish(struct ctl_req *req, json_t *args)
 	    c->hex, (unsigned long long)m.size, m.npieces, m.piece_size);
 	trace_add("swarm", "%.12s published, %u pieces", c->hex, m.npieces);
 	announce_bits(c, false);
-	ctl_ok(req, content_json(c));
+	ctl_ok(req, content_json(c, true));
 out:
 	if (src != -1)
 		close(src);
@@ -1761,7 +1761,7 @@ swarm_fetch(struct ctl_req *req, json_t *args)
 	c->stall_ms = (uint32_t)stall;
 	c->random_order = strcmp(order, "random") == 0;
 	if (c->state == CS_COMPLETE || (c->state == CS_FETCHING && !wait)) {
-		ctl_ok(req, content_json(c));
+		ctl_ok(req, content_json(c, true));
 		return;
 	}
 	waiter_add(c, req, wait, (uint64_t)timeout);
@@ -1780,6 +1780,7 @@ void
 swarm_content(struct ctl_req *req, json_t *args)
 {
 	const char *hex = cmd_str(args, "cid", NULL);
+	bool want_sha = cmd_bool(args, "sha256", true);
 	uint8_t cid[CID_LEN];
 	struct content *c;
 	json_t *arr;
@@ -1795,12 +1796,12 @@ swarm_content(struct ctl_req *req, json_t *args)
 			    "held or fetched here", hex);
 			return;
 		}
-		ctl_ok(req, content_json(c));
+		ctl_ok(req, content_json(c, want_sha));
 		return;
 	}
 	arr = json_array();
 	TAILQ_FOREACH(c, &contents, entry)
-		json_array_append_new(arr, content_json(c));
+		json_array_append_new(arr, content_json(c, want_sha));
 	ctl_ok(req, json_pack("{s:o}", "contents", arr));
 }
 
