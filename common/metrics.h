@@ -70,11 +70,13 @@ struct rusage;
 	X(fault_dropped_in,	"faults.dropped_in")			\
 	X(swarm_pieces_served,	"swarm.pieces_served")			\
 	X(swarm_bytes_served,	"swarm.bytes_served")			\
+	X(swarm_pieces_served_cached, "swarm.pieces_served_cached")	\
 	X(swarm_pieces_received, "swarm.pieces_received")		\
 	X(swarm_bytes_received,	"swarm.bytes_received")			\
 	X(swarm_pieces_bad,	"swarm.pieces_bad")			\
 	X(swarm_pieces_duplicate, "swarm.pieces_duplicate")		\
 	X(swarm_pieces_truncated, "swarm.pieces_truncated")		\
+	X(swarm_have_pieces,	"swarm.have_pieces")			\
 	X(swarm_refused,	"swarm.refused")			\
 	X(swarm_deflected,	"swarm.deflected")			\
 	X(swarm_timeouts,	"swarm.timeouts")			\

@@ -27,12 +27,25 @@
 #define PSTORE_MAP_VERSION	1
 #define PSTORE_MAP_HEAD		16	/* magic, version, pad, n, count */
 
+struct pslot {
+	uint8_t		*buf;		/* PSTORE_DIRECT_ALIGN-aligned */
+	uint32_t	 piece;
+	bool		 used;
+	bool		 orphan;	/* its store is closed: free on release */
+	uint32_t	 refs;		/* holds not yet released */
+	uint64_t	 last;		/* tick of the last put or hit */
+};
+
 struct pstore {
 	char		*dir;
 	struct manifest	 m;
 	uint8_t		*menc;
 	size_t		 mlen;
 	int		 fd;		/* the data file */
+	int		 dfd;		/* the same, O_DIRECT; -1: buffered */
+	struct pslot	**slots;	/* the write cache (direct only) */
+	size_t		 nslots;
+	uint64_t	 tick;		/* LRU clock */
 	uint8_t		*bits;
 	size_t		 nbytes;
 	uint32_t	 count;
@@ -267,6 +280,19 @@ pstore_free(struct pstore *ps)
 {
 	if (ps->fd != -1)
 		close(ps->fd);
+	if (ps->dfd != -1)
+		close(ps->dfd);
+	for (size_t i = 0; i < ps->nslots; i++) {
+		struct pslot *s = ps->slots[i];
+
+		if (s->refs > 0) {
+			s->orphan = true;	/* the last release frees it */
+			continue;
+		}
+		free(s->buf);
+		free(s);
+	}
+	free(ps->slots);
 	manifest_free(&ps->m);
 	free(ps->menc);
 	free(ps->bits);
@@ -286,7 +312,7 @@ pstore_open(const char *dir, const uint8_t *menc, size_t mlen, char *err,
 	bool fresh = false;
 
 	ps = xcalloc(1, sizeof(*ps));
-	ps->fd = -1;
+	ps->fd = ps->dfd = -1;
 	ps->dir = xstrdup(dir);
 	path_in(path, sizeof(path), dir, PSTORE_MANIFEST);
 	have = read_file(path, 16u << 20, &hlen);
@@ -444,6 +470,105 @@ pstore_rebuilt(const struct pstore *ps)
 }
 
 int
+pstore_direct(struct pstore *ps, size_t cache_bytes)
+{
+	char path[PATH_MAX];
+	size_t n = ps->m.piece_size ? cache_bytes / ps->m.piece_size : 1;
+
+	if (ps->dfd != -1)
+		return 0;
+	path_in(path, sizeof(path), ps->dir, PSTORE_DATA);
+	if ((ps->dfd = open(path, O_RDWR | O_DIRECT | O_CLOEXEC)) == -1)
+		return -1;
+	ps->nslots = n < 1 ? 1 : n;
+	ps->slots = xcalloc(ps->nslots, sizeof(*ps->slots));
+	for (size_t k = 0; k < ps->nslots; k++)
+		ps->slots[k] = xcalloc(1, sizeof(**ps->slots));
+	return 0;
+}
+
+bool
+pstore_is_direct(const struct pstore *ps)
+{
+	return ps->dfd != -1;
+}
+
+const uint8_t *
+pstore_cache_hold(struct pstore *ps, uint32_t i, void **token)
+{
+	for (size_t k = 0; k < ps->nslots; k++) {
+		struct pslot *s = ps->slots[k];
+
+		if (s->used && s->piece == i) {
+			s->last = ++ps->tick;
+			s->refs++;
+			*token = s;
+			return s->buf;
+		}
+	}
+	return NULL;
+}
+
+void
+pstore_cache_release(const void *p, size_t len, void *token)
+{
+	struct pslot *s = token;
+
+	(void)p;
+	(void)len;
+	if (s->refs > 0 && --s->refs == 0 && s->orphan) {
+		free(s->buf);
+		free(s);
+	}
+}
+
+/*
+ * Write verified piece i with O_DIRECT from the least recently used cache
+ * slot, which then holds it.  0, or -1 if it is not for this path (the
+ * store is buffered, or the piece unaligned) or the write failed (the
+ * caller writes it through the page cache then).
+ */
+static int
+put_direct(struct pstore *ps, uint32_t i, const uint8_t *p, size_t len)
+{
+	uint64_t off = manifest_piece_off(&ps->m, i);
+	struct pslot *s = NULL;
+
+	if (ps->dfd == -1 || len % PSTORE_DIRECT_ALIGN != 0 ||
+	    off % PSTORE_DIRECT_ALIGN != 0)
+		return -1;
+	/* An empty slot, else the least recently used one nobody holds. */
+	for (size_t k = 0; k < ps->nslots; k++) {
+		struct pslot *t = ps->slots[k];
+
+		if (t->refs > 0)
+			continue;
+		if (s == NULL || !t->used || (s->used && t->last < s->last))
+			s = t;
+	}
+	if (s == NULL)
+		return -1;	/* every slot is being sent: not cached */
+	if (s->buf == NULL && posix_memalign((void **)&s->buf,
+	    PSTORE_DIRECT_ALIGN, ps->m.piece_size) != 0) {
+		s->buf = NULL;
+		return -1;
+	}
+	s->used = false;
+	memcpy(s->buf, p, len);
+	if (pwrite_all(ps->dfd, s->buf, len, off) == -1) {
+		if (errno == EINVAL) {		/* alignment refused: buffered */
+			close(ps->dfd);
+			ps->dfd = -1;
+		}
+		return -1;
+	}
+	s->piece = i;
+	s->used = true;
+	s->last = ++ps->tick;
+	return 0;
+}
+
+int
 pstore_put(struct pstore *ps, uint32_t i, const uint8_t *p, size_t len)
 {
 	if (i >= ps->m.npieces)
@@ -452,7 +577,8 @@ pstore_put(struct pstore *ps, uint32_t i, const uint8_t *p, size_t len)
 		return PSTORE_DUP;
 	if (!manifest_piece_ok(&ps->m, i, p, len))
 		return PSTORE_EBAD;
-	if (pwrite_all(ps->fd, p, len, manifest_piece_off(&ps->m, i)) == -1)
+	if (put_direct(ps, i, p, len) == -1 && pwrite_all(ps->fd, p, len,
+	    manifest_piece_off(&ps->m, i)) == -1)
 		return PSTORE_EIO;
 	bit_set(ps->bits, i);
 	ps->count++;

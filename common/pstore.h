@@ -92,4 +92,32 @@ int		 pstore_flush(struct pstore *ps);
 int		 pstore_sha256(struct pstore *ps,
 		    uint8_t out[MANIFEST_HASH_LEN]);
 
+#define PSTORE_DIRECT_ALIGN	4096
+
+/*
+ * From now on write pieces with O_DIRECT, past the page cache, and keep
+ * the last ones written (at most cache_bytes, at least one piece) in
+ * memory, where pstore_cached finds them to be served.  A fetcher's
+ * pieces are mostly asked for by other fetchers soon after it announces
+ * them, so they are served from memory and the blob never fills the page
+ * cache (on a VM, fresh page-cache pages can cost more than the network;
+ * BENCHMARKS.md).  A piece whose offset or length is not a multiple of
+ * PSTORE_DIRECT_ALIGN (the last one, or every one if the piece size is
+ * not) is written through the page cache as before.  0, or -1 with errno
+ * if the file system refuses O_DIRECT: the store stays as it was.
+ */
+int		 pstore_direct(struct pstore *ps, size_t cache_bytes);
+/* True once pstore_direct succeeded. */
+bool		 pstore_is_direct(const struct pstore *ps);
+/*
+ * Verified piece i if it is in the write cache (its length is the
+ * manifest's), else NULL.  The bytes are held for the caller, who passes
+ * them on (an output buffer refers to them) and calls
+ * pstore_cache_release(p, len, *token) once done with them, even after
+ * pstore_close; until then the slot is not reused.
+ */
+const uint8_t	*pstore_cache_hold(struct pstore *ps, uint32_t i,
+		    void **token);
+void		 pstore_cache_release(const void *p, size_t len, void *token);
+
 #endif

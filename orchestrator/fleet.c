@@ -117,7 +117,8 @@ argv_knobs(char ***argv, int *n, json_t *knobs)
 	json_object_foreach(knobs, k, v) {
 		snprintf(flag, sizeof(flag), "--%s", k);
 		/* A switch without a value: 1 passes it, 0 leaves it out. */
-		if (strcmp(k, "test-hooks") == 0) {
+		if (strcmp(k, "test-hooks") == 0 ||
+		    strcmp(k, "direct-io") == 0) {
 			if (json_integer_value(v) == 1)
 				argv_push(argv, n, flag);
 			continue;

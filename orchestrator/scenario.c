@@ -142,6 +142,7 @@ static const struct knob {
 	{ "trace-events", 16, 1ll << 24 },
 	{ "log-level", 0, -1 },
 	{ "test-hooks", 0, 1 },		/* 1: pass --test-hooks */
+	{ "direct-io", 0, 1 },		/* 1: pass --direct-io */
 };
 
 static const struct measure {

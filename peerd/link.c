@@ -299,6 +299,17 @@ payload_segment(const struct link_payload *pl)
 	return seg;
 }
 
+/* Lend pl's memory to out (struct link_payload).  0 or -1. */
+static int
+payload_lend(struct evbuffer *out, struct link_payload *pl)
+{
+	if (evbuffer_add_reference(out, pl->mem, pl->len, pl->release,
+	    pl->arg) == -1)
+		return -1;
+	pl->release = NULL;	/* out releases it now */
+	return 0;
+}
+
 /* The payload's bytes appended to b (for a delayed frame). 0 or -1. */
 static int
 payload_copy(struct dcbor_buf *b, const struct link_payload *pl)
@@ -325,7 +336,7 @@ payload_copy(struct dcbor_buf *b, const struct link_payload *pl)
 
 static int
 link_send_to(struct link *l, uint32_t kind, const uint8_t *to,
-    const uint8_t *body, size_t body_len, const struct link_payload *pl)
+    const uint8_t *body, size_t body_len, struct link_payload *pl)
 {
 	struct evbuffer_file_segment *seg = NULL;
 	struct evbuffer *out;
@@ -386,7 +397,8 @@ link_send_to(struct link *l, uint32_t kind, const uint8_t *to,
 		if (evbuffer_add(out, sendbuf.data, sendbuf.len) == -1 ||
 		    (pl != NULL && (seg != NULL ?
 		    evbuffer_add_file_segment(out, seg, 0,
-		    (ev_off_t)pl->len) : evbuffer_add(out, pl->mem,
+		    (ev_off_t)pl->len) : pl->release != NULL ?
+		    payload_lend(out, pl) : evbuffer_add(out, pl->mem,
 		    pl->len)) == -1)) {
 			/* Part of a frame may be queued: the stream is lost. */
 			if (seg != NULL)
@@ -427,10 +439,17 @@ link_send_member_data(struct member *m, uint32_t kind, const uint8_t *body,
     size_t body_len, const struct link_payload *pl)
 {
 	struct link *l = m->link;
+	struct link_payload lp;
+	int rc = -1;
 
-	if (l == NULL || l->state != LINK_UP || pl == NULL || pl->len == 0)
+	if (pl == NULL)
 		return -1;
-	return link_send_to(l, kind, m->id, body, body_len, pl);
+	lp = *pl;
+	if (l != NULL && l->state == LINK_UP && lp.len > 0)
+		rc = link_send_to(l, kind, m->id, body, body_len, &lp);
+	if (lp.release != NULL)		/* not lent to an output buffer */
+		lp.release(lp.mem, lp.len, lp.arg);
+	return rc;
 }
 
 /* ---- the handshake ----------------------------------------------------- */

@@ -78,6 +78,13 @@ struct link_payload {
 	int		 fd;
 	uint64_t	 off;
 	size_t		 len;
+	/*
+	 * With release, mem is lent, not copied: the output buffer refers to
+	 * it until the bytes are written, then calls release(mem, len, arg).
+	 * It is called exactly once, at once if the frame is not queued.
+	 */
+	void		(*release)(const void *, size_t, void *);
+	void		*arg;
 };
 /* link_send_member with a payload after the signed frame (BLOCK). */
 int		 link_send_member_data(struct member *m, uint32_t kind,

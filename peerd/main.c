@@ -44,7 +44,7 @@ enum {
 	OPT_MAX_FUTURE, OPT_RATE_BURST, OPT_RATE, OPT_STRIKES, OPT_QUARANTINE,
 	OPT_MAX_LINKS, OPT_MAX_CLIENTS, OPT_MAX_FRAME, OPT_MAX_LINE,
 	OPT_MAX_ENTRIES, OPT_TRACE_EVENTS, OPT_LOG_LEVEL, OPT_LOG_FILE,
-	OPT_GROUP, OPT_HOLD, OPT_TEST_HOOKS, OPT_FAULT_SEED,
+	OPT_GROUP, OPT_HOLD, OPT_TEST_HOOKS, OPT_FAULT_SEED, OPT_DIRECT_IO,
 };
 
 static const struct option longopts[] = {
@@ -57,6 +57,7 @@ static const struct option longopts[] = {
 	{ "hold", no_argument, NULL, OPT_HOLD },
 	{ "test-hooks", no_argument, NULL, OPT_TEST_HOOKS },
 	{ "fault-seed", required_argument, NULL, OPT_FAULT_SEED },
+	{ "direct-io", no_argument, NULL, OPT_DIRECT_IO },
 	{ "help", no_argument, NULL, 'h' },
 	{ "settle-ms", required_argument, NULL, OPT_SETTLE },
 	{ "take-retry-ms", required_argument, NULL, OPT_TAKE_RETRY },
@@ -101,6 +102,8 @@ usage(FILE *fp)
 "  --log-level LEVEL      error, warn, info (default) or debug\n"
 "  --log-file PATH        default DIR/peerd.log; \"-\" for stderr\n"
 "  --fault-seed N         seed of the fault filter's drop/jitter draws\n"
+"  --direct-io            write fetched pieces with O_DIRECT and serve the\n"
+"                         last 16 MiB of them from memory (docs/protocol.md)\n"
 "  --test-hooks           enable the \"debug\" command (tests only: it can hang\n"
 "                         the peer on purpose)\n"
 "timing (REFERENCE.md defaults):\n"
@@ -154,6 +157,7 @@ conf_parse(struct peerd_conf *c, int argc, char **argv)
 		case OPT_GROUP: c->group = optarg; break;
 		case OPT_HOLD: c->hold = true; break;
 		case OPT_TEST_HOOKS: c->test_hooks = true; break;
+		case OPT_DIRECT_IO: c->direct_io = true; break;
 		case OPT_FAULT_SEED:
 			fault_seed(strtoull(optarg, NULL, 10));
 			break;

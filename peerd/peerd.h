@@ -39,6 +39,7 @@ struct peerd_conf {
 	int		 nseeds;
 	bool		 hold;
 	bool		 test_hooks;	/* enables the "debug" command */
+	bool		 direct_io;	/* fetched pieces: O_DIRECT + cache */
 
 	/* timing (REFERENCE.md "Timing constants"), milliseconds */
 	uint32_t	 settle_ms;

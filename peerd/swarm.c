@@ -415,12 +415,19 @@ send_piece(struct content *c, struct source *s, uint32_t i)
 	struct link_payload pl;
 
 	memset(&pl, 0, sizeof(pl));
-	if (pstore_piece_at(c->ps, i, &pl.fd, &pl.off) == -1) {
+	if ((pl.mem = pstore_cache_hold(c->ps, i, &pl.arg)) != NULL) {
+		pl.release = pstore_cache_release;
+		pd_count(swarm_pieces_served_cached);
+	} else if (pstore_piece_at(c->ps, i, &pl.fd, &pl.off) == -1) {
 		send_refuse(c->cid, s->m, i, "missing");
 		return;
 	}
 	pl.len = len;
 	if (corrupt_pieces || short_pieces) {
+		if (pl.release != NULL) {	/* a copy is spoilt instead */
+			pl.release(pl.mem, len, pl.arg);
+			pl.release = NULL;
+		}
 		fault_buf = xreallocarray(fault_buf, len, 1);
 		if (pstore_get(c->ps, i, fault_buf) == -1) {
 			log_warn("swarm %.12s: read piece %u", c->hex, i);
@@ -469,7 +476,14 @@ send_want(struct content *c, struct source *s, uint32_t i, uint64_t now)
 	return true;
 }
 
-/* Announce pieces verified since the last call, one HAVE per peer. */
+/*
+ * Announce pieces verified since the last call: one HAVE per peer that
+ * tracks the blob, listing only the pieces it is not known to hold.  A
+ * peer known to hold them all (a seed, a finished fetcher) gets none: it
+ * will never ask for them, and each frame costs a signature here and a
+ * verification there (BENCHMARKS.md).  Its view of what we hold may lag;
+ * it gets our whole bitfield again whenever the link comes back.
+ */
 static void
 flush_adds(evutil_socket_t fd, short ev, void *arg)
 {
@@ -481,19 +495,27 @@ flush_adds(evutil_socket_t fd, short ev, void *arg)
 	TAILQ_FOREACH(c, &contents, entry) {
 		if (c->nadds == 0)
 			continue;
-		dcbor_buf_reset(&wbuf);
-		dcbor_put_map(&wbuf, 2);
-		dcbor_put_cstr(&wbuf, "add");
-		dcbor_put_array(&wbuf, c->nadds);
-		for (size_t i = 0; i < c->nadds; i++)
-			dcbor_put_uint(&wbuf, c->adds[i]);
-		put_cid(&wbuf, c);
 		for (size_t i = 0; i < c->nsrc; i++) {
 			struct source *s = c->src[i];
+			size_t n = 0;
 
-			if (s->interested && s->m->link != NULL)
-				link_send_member(s->m, FRAME_HAVE, wbuf.data,
-				    wbuf.len);
+			if (!s->interested || s->m->link == NULL ||
+			    s->bits == NULL)
+				continue;
+			for (size_t k = 0; k < c->nadds; k++)
+				n += !bit_get(s->bits, c->adds[k]);
+			if (n == 0)
+				continue;
+			dcbor_buf_reset(&wbuf);
+			dcbor_put_map(&wbuf, 2);
+			dcbor_put_cstr(&wbuf, "add");
+			dcbor_put_array(&wbuf, n);
+			for (size_t k = 0; k < c->nadds; k++)
+				if (!bit_get(s->bits, c->adds[k]))
+					dcbor_put_uint(&wbuf, c->adds[k]);
+			put_cid(&wbuf, c);
+			link_send_member(s->m, FRAME_HAVE, wbuf.data, wbuf.len);
+			pd_count_add(swarm_have_pieces, n);
 		}
 		c->nadds = 0;
 	}
@@ -614,6 +636,10 @@ content_attach(struct content *c, struct pstore *ps)
 		source_alloc(c, c->src[i]);
 	c->at_start = pstore_count(ps);
 	c->state = pstore_complete(ps) ? CS_COMPLETE : CS_FETCHING;
+	if (c->state == CS_FETCHING && pd->conf.direct_io &&
+	    pstore_direct(ps, SWARM_CACHE_BYTES) == -1)
+		log_warn("swarm %.12s: --direct-io refused here; the store "
+		    "writes through the page cache", c->hex);
 	c->last_progress_ms = clock_mono_ms();
 }
 
@@ -1470,6 +1496,8 @@ content_json(struct content *c, bool want_sha)
 	    "pieces", (json_int_t)(c->m ? c->m->npieces : 0),
 	    "verified", (json_int_t)(c->ps ? pstore_count(c->ps) : 0),
 	    "pieces_at_start", (json_int_t)c->at_start);
+	json_object_set_new(j, "direct_io", json_boolean(c->ps != NULL &&
+	    pstore_is_direct(c->ps)));
 	json_object_set_new(j, "pieces_fetched",
 	    json_integer((json_int_t)c->pieces_fetched));
 	json_object_set_new(j, "bytes_fetched",

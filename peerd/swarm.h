@@ -33,6 +33,7 @@ struct member;
 #define SWARM_BACKOFF_MAX_MS	8000
 #define SWARM_BACKOFF_SOLE_MS	1000	/* cap for a needed piece's only holder */
 #define SWARM_DEFLECT_MS	1000	/* a deflected piece: ask others first */
+#define SWARM_CACHE_BYTES	(8u << 20) /* --direct-io: pieces kept */
 #define SWARM_TICK_MS		100
 #define SWARM_FLUSH_MS		250	/* the verified-pieces map on disk */
 #define SWARM_PROGRESS_MS	10000	/* log each fetch's progress */

@@ -161,6 +161,35 @@ def test_seed_deflects_a_piece_it_has_sent():
         assert seeder.counter("swarm.refused") == 0
 
 
+def test_direct_io_serves_recent_pieces_from_memory():
+    """peerd --direct-io: a fetcher writes its pieces past the page cache
+    and serves the ones it still caches from memory; the copies are
+    right, and a restarted peer reads its store back."""
+    with Fleet(extra=FAST + ["--direct-io"]) as f:
+        seeder, first, late = f.start(3)
+        # 3 MiB in 256 KiB pieces: all fit the 8 MiB cache.
+        pub = seeder.call("publish", size=3 * MIB, seed=11, piece_kib=256)
+        cid = pub["cid"]
+        assert pub["direct_io"] is False     # a publisher serves its file
+        first.call("fetch", cid=cid)
+        got = wait_until(lambda: complete(first, cid), 120, "the first copy")
+        assert got["sha256"] == pub["sha256"], got
+        assert got["direct_io"] is True, got
+        late.call("fetch", cid=cid)
+        c = wait_until(lambda: complete(late, cid), 120, "the late copy")
+        assert c["sha256"] == pub["sha256"], c
+        # The seeder deflects every piece it already sent, so the late
+        # fetcher takes most from the first, which serves them cached.
+        sent = content(first, cid)["sources"][late.name]["pieces_to"]
+        assert sent > 0, content(first, cid)
+        assert first.counter("swarm.pieces_served_cached") == sent
+        # The store is on disk, not only in the cache.
+        first.stop()
+        first.start(seeds=[seeder.addr])
+        again = content(first, cid)
+        assert again["complete"] and again["sha256"] == pub["sha256"], again
+
+
 def test_corrupt_server_does_not_spoil_the_fetch():
     with Fleet(extra=FAST) as f:
         seeder, liar, fetcher = f.start(3)
@@ -230,6 +259,7 @@ def test_killed_fetcher_resumes_from_its_pieces():
 if __name__ == "__main__":
     run([test_publish_generated_and_file, test_refusals,
          test_swarm_four_peers, test_seed_deflects_a_piece_it_has_sent,
+         test_direct_io_serves_recent_pieces_from_memory,
          test_corrupt_server_does_not_spoil_the_fetch,
          test_short_payload_closes_the_link,
          test_killed_fetcher_resumes_from_its_pieces])

@@ -359,7 +359,7 @@ START_TEST(test_err_unknown_key)
 	    "tick-ms, silence-ms, ping-timeout-ms, fanout, hops, max-age-s, "
 	    "max-future-s, rate-burst, rate, strikes, quarantine-s, "
 	    "max-links, max-clients, max-frame, max-line, max-entries, "
-	    "trace-events, log-level, test-hooks");
+	    "trace-events, log-level, test-hooks, direct-io");
 }
 END_TEST
 
