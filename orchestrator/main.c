@@ -46,6 +46,7 @@ static const struct option longopts[] = {
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "keep", no_argument, NULL, 'k' },
+	{ "keep-content", no_argument, NULL, 'K' },
 	{ "peerd", required_argument, NULL, 'p' },
 	{ "hold", required_argument, NULL, 'H' },
 	{ "hold-timeout", required_argument, NULL, 'T' },
@@ -68,6 +69,8 @@ usage(FILE *fp)
 "  --dry-run          print the resolved scenario and exit\n"
 "  --timeout S        bound on the whole run (default: the scenario's)\n"
 "  --keep             leave the fleet running at the end (see: down)\n"
+"  --keep-content     keep every peer's copy of a swarm blob after a PASS\n"
+"                     (by default they are removed once verified)\n"
 "  --hold K           start peer K (a list like 1,3, or all) stopped before\n"
 "                     its loop; print its gdb line; wait until continued\n"
 "  --hold-timeout S   how long to wait for a held peer (default 600)\n"
@@ -191,6 +194,9 @@ main(int argc, char **argv)
 			break;
 		case 'k':
 			opts.keep = true;
+			break;
+		case 'K':
+			opts.keep_content = true;
 			break;
 		case 'p':
 			opts.peerd = optarg;

@@ -24,6 +24,7 @@ struct run_opts {
 	int		 timeout_s;	/* 0: the scenario's */
 	int		 verbose;	/* -1 quiet, 0 normal, 1 verbose */
 	bool		 keep;		/* leave the fleet up at the end */
+	bool		 keep_content;	/* keep the swarm's blob copies */
 	const char	*hold;		/* peers to start held: "1,3" or "all" */
 	int		 hold_timeout_s;
 	char		**wraps;	/* "K=PREFIX" (K a list or "all") */

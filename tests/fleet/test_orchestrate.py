@@ -110,6 +110,23 @@ def test_builtin_scenarios_pass_and_write_the_bundle():
                 assert m["swarm.raw_stream_mib_s"]["value"] > 0
                 assert m["swarm.ratio_to_raw"]["value"] > 0
                 assert all(f["verified"] for f in rep["swarm"]["fetchers"])
+                # Verified copies are removed after a PASS; the store's
+                # manifest and map stay.
+                cid = rep["swarm"]["cid"]
+                for k in range(3):
+                    store = os.path.join(d, "peers", str(k), "content", cid)
+                    assert not os.path.exists(os.path.join(store, "data"))
+                    assert os.path.exists(os.path.join(store, "manifest"))
+                assert any("removed 3 verified copies" in n
+                           for n in rep["notes"]), rep["notes"]
+                p = orchestrate(["scenarios/swarm.json", "--keep-content"] +
+                                sets, out)
+                assert p.returncode == 0, p.stderr.decode()[-2000:]
+                d, rep = latest(out)
+                for k in range(3):
+                    assert os.path.getsize(os.path.join(
+                        d, "peers", str(k), "content", cid, "data")) == \
+                        2 << 20
             with open(os.path.join(d, "run.json")) as fh:
                 rj = json.load(fh)
             assert all("cmdline" in p for p in rj["peers"])
