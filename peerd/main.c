@@ -103,7 +103,7 @@ usage(FILE *fp)
 "  --log-file PATH        default DIR/peerd.log; \"-\" for stderr\n"
 "  --fault-seed N         seed of the fault filter's drop/jitter draws\n"
 "  --direct-io            write fetched pieces with O_DIRECT and serve the\n"
-"                         last 16 MiB of them from memory (docs/protocol.md)\n"
+"                         last 8 MiB of them from memory (docs/protocol.md)\n"
 "  --test-hooks           enable the \"debug\" command (tests only: it can hang\n"
 "                         the peer on purpose)\n"
 "timing (REFERENCE.md defaults):\n"
