@@ -161,6 +161,29 @@ def test_seed_deflects_a_piece_it_has_sent():
         assert seeder.counter("swarm.refused") == 0
 
 
+def test_deflected_fetch_completes_when_the_other_holder_is_gone():
+    """The seed deflects a piece it has sent, but the fetcher it went to is
+    gone: the asker waits out the deflection, asks again and is served, so
+    a deflection never stalls a fetch."""
+    with Fleet(extra=FAST) as f:
+        seeder, first, late = f.start(3)
+        pub = seeder.call("publish", size=1 * MIB, seed=12, piece_kib=256)
+        cid, total = pub["cid"], pub["pieces"]
+        first.call("fetch", cid=cid)
+        wait_until(lambda: complete(first, cid), 120, "the first copy")
+        first.stop()
+        late.call("fetch", cid=cid)
+        c = wait_until(lambda: complete(late, cid), 120, "the late copy")
+        assert c["sha256"] == pub["sha256"], c
+        assert c["from"][seeder.name] == 1 * MIB, c
+        # Every piece was deflected once, then served on the second ask.
+        assert c["deflections"] == total, c
+        s = content(seeder, cid)
+        assert s["sources"][late.name]["deflected"] == total, s
+        assert s["sources"][late.name]["pieces_to"] == total, s
+        assert c["stalls"] == 0
+
+
 def test_direct_io_serves_recent_pieces_from_memory():
     """peerd --direct-io: a fetcher writes its pieces past the page cache
     and serves the ones it still caches from memory; the copies are
@@ -259,6 +282,7 @@ def test_killed_fetcher_resumes_from_its_pieces():
 if __name__ == "__main__":
     run([test_publish_generated_and_file, test_refusals,
          test_swarm_four_peers, test_seed_deflects_a_piece_it_has_sent,
+         test_deflected_fetch_completes_when_the_other_holder_is_gone,
          test_direct_io_serves_recent_pieces_from_memory,
          test_corrupt_server_does_not_spoil_the_fetch,
          test_short_payload_closes_the_link,
