@@ -268,14 +268,30 @@ delayed_free(struct delayed *d)
 static void
 link_delayed_cb(evutil_socket_t fd, short ev, void *arg)
 {
-	struct delayed *d = arg;
-	struct link *l;
+	struct delayed *d = arg, *e, *next;
+	struct link *l = link_by_serial(d->serial);
 
 	(void)fd;
 	(void)ev;
-	if ((l = link_by_serial(d->serial)) != NULL)
-		bufferevent_write(l->bev, d->data, d->len);
-	delayed_free(d);
+	/*
+	 * Frames delayed on one link are due in the order they were queued
+	 * (delay_until_us), but two with the same expiry may fire in either
+	 * order: libevent's timer heap does not keep insertion order.  So
+	 * whichever fires first sends every frame queued before it on its
+	 * link, in order, then itself.
+	 */
+	for (e = TAILQ_FIRST(&delayed_q); e != NULL; e = next) {
+		bool last = e == d;
+
+		next = TAILQ_NEXT(e, entry);
+		if (e->serial != d->serial)
+			continue;
+		if (l != NULL)
+			bufferevent_write(l->bev, e->data, e->len);
+		delayed_free(e);
+		if (last)
+			break;
+	}
 }
 
 

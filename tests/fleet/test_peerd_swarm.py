@@ -254,6 +254,23 @@ def test_short_payload_closes_the_link():
         assert c["from"].get(liar.name, 0) == 0, c
 
 
+def test_delayed_frames_keep_their_order():
+    """The delay fault keeps a link's frames in order even when several are
+    queued in one turn of the loop (same expiry): wants answered together
+    arrive in order, none is taken for a replay."""
+    with Fleet(extra=FAST) as f:
+        seeder, fetcher = f.start(2)
+        pub = seeder.call("publish", size=2 * MIB, seed=13, piece_kib=64)
+        cid = pub["cid"]
+        seeder.call("fault", peer="*", delay_ms=30)
+        fetcher.call("fetch", cid=cid, inflight=8)
+        c = wait_until(lambda: complete(fetcher, cid), 120, "the fetch")
+        assert c["sha256"] == pub["sha256"], c
+        rejected = fetcher.metrics()["counters"]["frames.rejected"]
+        assert rejected.get("replay", 0) == 0, rejected
+        assert c["timeouts"] == 0, c
+
+
 def test_killed_fetcher_resumes_from_its_pieces():
     with Fleet(extra=FAST) as f:
         seeder, fetcher = f.start(2)
@@ -285,5 +302,5 @@ if __name__ == "__main__":
          test_deflected_fetch_completes_when_the_other_holder_is_gone,
          test_direct_io_serves_recent_pieces_from_memory,
          test_corrupt_server_does_not_spoil_the_fetch,
-         test_short_payload_closes_the_link,
+         test_short_payload_closes_the_link, test_delayed_frames_keep_their_order,
          test_killed_fetcher_resumes_from_its_pieces])
