@@ -477,6 +477,10 @@ pstore_direct(struct pstore *ps, size_t cache_bytes)
 
 	if (ps->dfd != -1)
 		return 0;
+	if (ps->slots != NULL || ps->m.piece_size % PSTORE_DIRECT_ALIGN != 0) {
+		errno = EINVAL;	/* turned off after a refusal, or unaligned */
+		return -1;
+	}
 	path_in(path, sizeof(path), ps->dir, PSTORE_DATA);
 	if ((ps->dfd = open(path, O_RDWR | O_DIRECT | O_CLOEXEC)) == -1)
 		return -1;

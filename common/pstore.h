@@ -104,7 +104,9 @@ int		 pstore_sha256(struct pstore *ps,
  * BENCHMARKS.md).  A piece whose offset or length is not a multiple of
  * PSTORE_DIRECT_ALIGN (the last one, or every one if the piece size is
  * not) is written through the page cache as before.  0, or -1 with errno
- * if the file system refuses O_DIRECT: the store stays as it was.
+ * if the file system refuses O_DIRECT, or EINVAL if the piece size is not
+ * a multiple of PSTORE_DIRECT_ALIGN (no piece could be written so) or
+ * direct writes were already turned off: the store stays as it was.
  */
 int		 pstore_direct(struct pstore *ps, size_t cache_bytes);
 /* True once pstore_direct succeeded. */

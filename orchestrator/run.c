@@ -1135,6 +1135,10 @@ raw_stream(struct run *r, double bytes)
 			_exit(127);
 		}
 		close(out[1]);
+		if (pid == -1) {
+			close(out[0]);
+			break;
+		}
 		n = read(out[0], line, sizeof(line) - 1);
 		close(out[0]);
 		waitpid(pid, &status, 0);
@@ -1735,11 +1739,12 @@ make_run_dir(struct run *r)
 }
 
 /*
- * After a PASS, with the fleet down, remove each peer's copy of the swarm's
- * blob (peers/K/content/CID/data): every copy was verified against the
- * publisher's SHA-256, which the report keeps, and eight copies of a 1 GiB
- * blob would otherwise stay behind in every run.  The manifest and piece
- * map stay.  A failed run keeps everything, as does --keep-content.
+ * After a PASS, with the fleet down, remove the swarm blob's copies that
+ * are known good (peers/K/content/CID/data of the publisher and of each
+ * fetcher whose copy matched the publisher's SHA-256, which the report
+ * keeps): eight copies of a 1 GiB blob would otherwise stay behind in
+ * every run.  Any other copy, the manifests and piece maps stay.  A failed
+ * run keeps everything, as does --keep-content.
  */
 static void
 drop_content(struct run *r)
@@ -1751,9 +1756,21 @@ drop_content(struct run *r)
 	    r->opts.keep_content)
 		return;
 	for (int i = 0; i < r->fleet.npeers; i++) {
+		const char *name = r->fleet.peers[i]->name;
 		char path[512];
 		struct stat st;
+		bool ok = i == r->swarm_publisher;
+		size_t k;
+		json_t *row;
 
+		/* Only the publisher's and the verified fetchers' copies. */
+		json_array_foreach(r->swarm_rows, k, row)
+			if (strcmp(json_string_value(json_object_get(row,
+			    "name")), name) == 0 && json_is_true(json_object_get(
+			    row, "verified")))
+				ok = true;
+		if (!ok)
+			continue;
 		snprintf(path, sizeof(path), "%s/content/%s/data",
 		    r->fleet.peers[i]->dir, r->swarm_cid);
 		if (stat(path, &st) == 0 && unlink(path) == 0) {

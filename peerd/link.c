@@ -42,6 +42,7 @@
 #define LINK_DIRECT_MIN		(64u << 10)	/* a frame's rest read directly */
 #define LINK_LOWAT_MAX		(256u << 10)	/* bytes a wakeup in a frame */
 #define LINK_RX_POOL		8		/* idle frame buffers kept */
+#define LINK_RX_POOL_MAX	((4u << 20) + (64u << 10)) /* a piece's frame */
 
 struct link {
 	TAILQ_ENTRY(link)	 entry;
@@ -159,7 +160,7 @@ rx_put(uint8_t *p, size_t cap)
 {
 	if (p == NULL)
 		return;
-	if (rx_npool == LINK_RX_POOL) {
+	if (rx_npool == LINK_RX_POOL || cap > LINK_RX_POOL_MAX) {
 		free(p);
 		return;
 	}
@@ -824,7 +825,9 @@ link_read_cb(struct bufferevent *bev, void *arg)
 			avail -= FRAME_LEN_PREFIX;
 		}
 		if (avail < l->need) {
-			if (l->need - avail >= LINK_DIRECT_MIN)
+			/* Only a proven peer gets a buffer before its bytes. */
+			if (l->state == LINK_UP &&
+			    l->need - avail >= LINK_DIRECT_MIN)
 				link_rx_start(l, in, avail);
 			return;
 		}

@@ -70,9 +70,10 @@ def test_truncated_frame_then_eof():
 
 
 def test_large_frames_read_directly():
-    """A frame over 64 KiB is read straight from the socket (link.c):
-    cut short by EOF it closes the link without a bad frame; whole but
-    junk it is counted like any other; the peer goes on serving."""
+    """A large frame from a connection that has not proven its key is read
+    as it arrives (a peer that has gets it read straight from the socket,
+    link.c): cut short by EOF it closes the link without a bad frame; whole
+    but junk it is counted like any other; the peer goes on serving."""
     rng = random.Random(SEED)
     with Fleet() as f:
         p = f.add().start()
