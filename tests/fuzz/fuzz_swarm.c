@@ -8,15 +8,18 @@
  * Behind it are two blobs in a temporary peer directory, opened by
  * swarm_init as a restarted peer would: blob A complete (this peer serves
  * it), blob B with its first piece only (this peer is fetching it, and the
- * sender is a source).  The sender is one member with no link, so what the
- * peer answers is built and dropped.  Each input starts from that state:
- * the swarm is torn down and B's piece map put back after every input.
+ * sender is a source).  The senders are two members whose links are
+ * stood in for (below), so what the peer answers is built and dropped.
+ * Each input starts from that state: the swarm is torn down and B's piece
+ * map put back after every input.
  *
- * Input: byte 0 bit 0 runs the fetch under --direct-io.  Then frames, each
- * a header byte (bits 0-2: 0 QUERY, 1 QUERY_HIT, 2 HAVE, 3 BLOCK_WANT,
- * 4 BLOCK; bit 3: a payload follows), the body's length (u16 big-endian),
- * the payload's length if any (u16), the body, the payload.  A frame the
- * peer refuses (-1: the link would close) ends the input.
+ * Input: byte 0: bit 0 runs the fetch under --direct-io; bit 1 makes every
+ * link's output queue look full (wants are refused busy); bit 2 makes every
+ * send fail (a link that goes down as the answer is queued).  Then frames, each a header byte (bits
+ * 0-2: 0 QUERY, 1 QUERY_HIT, 2 HAVE, 3 BLOCK_WANT, 4 BLOCK; bit 3: a
+ * payload follows; bit 4: from the second member), the body's length (u16
+ * big-endian), the payload's length if any (u16), the body, the payload.
+ * A frame the peer refuses (-1: the link would close) ends the input.
  *
  * Seeds: FUZZ_SEED_DIR=tests/fuzz/seeds/fuzz_swarm build/fuzz/fuzz_swarm
  * writes bodies for every kind about both blobs (right and wrong pieces,
@@ -55,14 +58,18 @@
 #define A_SIZE		(3 * PIECE + 1000)
 #define B_SIZE		(4 * PIECE + 77)
 #define F_DIRECT	0x01
+#define F_BUSY		0x02
+#define F_DOWN		0x04
 #define H_DATA		0x08
+#define H_OTHER		0x10
 
 int	LLVMFuzzerInitialize(int *argc, char ***argv);
 int	LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 struct peerd		*pd;
 static struct peerd	 fz_peerd;
-static struct identity	 remote;
+static struct identity	 remote, other;
+static bool		 links_busy, links_down;
 static char		 fz_dir[] = "/tmp/fuzz_swarm.XXXXXX";
 static char		 b_map[512];		/* blob B's piece map */
 static uint8_t		*b_map_saved;
@@ -82,9 +89,11 @@ struct blob {
 static struct blob	 blob_a, blob_b;
 
 /*
- * The link layer, stood in for: the sender has an UP link whose output is
+ * The link layer, stood in for: each member has an UP link whose output is
  * counted and dropped, so wants are served (from the store's file or the
- * --direct-io cache).  A lent payload must be released exactly once.
+ * --direct-io cache), unless the input says the queues are full or the
+ * links down.  A lent payload is released exactly once, sent or not, as
+ * link.c does.
  */
 static uint64_t		 sent_frames, sent_payload;
 
@@ -96,6 +105,8 @@ link_send_member(struct member *m, uint32_t kind, const uint8_t *body,
 	(void)kind;
 	(void)body;
 	(void)body_len;
+	if (links_down)
+		return -1;
 	sent_frames++;
 	return 0;
 }
@@ -118,6 +129,8 @@ link_send_member_data(struct member *m, uint32_t kind, const uint8_t *body,
 		abort();
 	if (pl->release != NULL)
 		pl->release(pl->mem, pl->len, pl->arg);
+	if (links_down)
+		return -1;
 	sent_frames++;
 	sent_payload += pl->len;
 	return 0;
@@ -127,7 +140,7 @@ size_t
 link_outq(const struct member *m)
 {
 	(void)m;
-	return 0;
+	return links_busy ? SWARM_OUTQ_MAX + 1 : 0;
 }
 
 /* Referenced by modules the swarm pulls in (stats, the command table). */
@@ -364,6 +377,21 @@ gen_seeds(const char *dir)
 	rec(&r, 3, &w, NULL, 0);
 	seed(dir, "blocks_b", 0, &r);
 	seed(dir, "blocks_b_direct", F_DIRECT, &r);
+	seed(dir, "blocks_b_direct_down", F_DIRECT | F_DOWN, &r);
+
+	/* A seed deflects a piece it sent to the other member, once. */
+	dcbor_buf_reset(&r);
+	dcbor_buf_reset(&w);
+	dcbor_put_map(&w, 2);
+	put_cid(&w, &blob_a);
+	dcbor_put_cstr(&w, "piece");
+	dcbor_put_uint(&w, 2);
+	rec(&r, 3 | H_OTHER, &w, NULL, 0);
+	rec(&r, 3, &w, NULL, 0);
+	rec(&r, 3, &w, NULL, 0);
+	seed(dir, "deflect_a", 0, &r);
+	seed(dir, "want_a_busy", F_BUSY, &r);
+	seed(dir, "want_a_down", F_DOWN | F_DIRECT, &r);
 
 	/* Refusals of each reason, and a piece one byte short. */
 	dcbor_buf_reset(&r);
@@ -435,6 +463,9 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	memset(idseed, 0x52, sizeof(idseed));
 	if (identity_from_seed(&remote, idseed) == -1)
 		fatalx("fuzz_swarm: remote identity");
+	memset(idseed, 0x62, sizeof(idseed));
+	if (identity_from_seed(&other, idseed) == -1)
+		fatalx("fuzz_swarm: other identity");
 	pd->start_us = clock_mono_us();
 	if ((pd->base = event_base_new()) == NULL)
 		fatalx("fuzz_swarm: event_base_new");
@@ -468,17 +499,20 @@ be16(const uint8_t *p)
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct member *from;
+	struct member *from[2];
 	const char *why;
 	int rc = 0;
 
 	if (size < 1)
 		return 0;
 	pd->conf.direct_io = (data[0] & F_DIRECT) != 0;
+	links_busy = (data[0] & F_BUSY) != 0;
+	links_down = (data[0] & F_DOWN) != 0;
 	data++;
 	size--;
 	stats_reset();
-	from = member_get(remote.id, "remote", "127.0.0.1:1");
+	from[0] = member_get(remote.id, "remote", "127.0.0.1:1");
+	from[1] = member_get(other.id, "other", "127.0.0.1:2");
 	swarm_init();
 	while (size >= 3 && rc == 0) {
 		unsigned h = data[0], kind = h & 7;
@@ -496,8 +530,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (h & H_DATA)
 			payload = data + hl + blen;
 		why = NULL;
-		rc = swarm_recv(from, kinds[kind], data + hl, blen, payload,
-		    dlen, &why);
+		rc = swarm_recv(from[(h & H_OTHER) != 0], kinds[kind],
+		    data + hl, blen, payload, dlen, &why);
 		if (rc != 0 && (rc != -1 || why == NULL))
 			abort();	/* -1 always says why the link closes */
 		if (fz_echo)
