@@ -48,6 +48,8 @@
 #include "stats.h"
 #include "trace.h"
 
+#include "fuzz_daemon.h"
+
 #define FUZZ_MAX_LINE	2048	/* small, so the too_large path is reached */
 #define FUZZ_LOOP_TURNS	4
 
@@ -62,21 +64,6 @@ static int		 fz_echo;
 static struct evbuffer	*fz_out;	/* what the client received */
 
 /* As main.c's, but the process must go on: only mark the daemon stopping. */
-void
-peerd_shutdown(const char *why)
-{
-	if (pd->stopping)
-		return;
-	pd->stopping = true;
-	trace_add("peer", "shutdown: %s", why);
-}
-
-uint64_t
-peerd_uptime_us(void)
-{
-	return clock_mono_us() - pd->start_us;
-}
-
 static void
 fz_conf(struct peerd_conf *c)
 {

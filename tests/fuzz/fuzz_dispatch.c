@@ -51,6 +51,8 @@
 #include "stats.h"
 #include "trace.h"
 
+#include "fuzz_daemon.h"
+
 #define SEED_PHYS	1790000000000ull	/* a fixed issue time (2026) */
 #define SEED_LEASE	(100ull * 365 * 24 * 3600 * 1000)	/* 100 years */
 
@@ -72,19 +74,6 @@ static int		 fz_echo;
 
 static const uint32_t	 mode_kind[7] = { FRAME_PING, FRAME_PING_REQ,
     FRAME_ACK, FRAME_GROUP_AD, FRAME_RUMOR, FRAME_DIGEST, FRAME_PULL_RESP };
-
-void
-peerd_shutdown(const char *why)
-{
-	pd->stopping = true;
-	trace_add("peer", "shutdown: %s", why);
-}
-
-uint64_t
-peerd_uptime_us(void)
-{
-	return clock_mono_us() - pd->start_us;
-}
 
 static void
 fz_conf(struct peerd_conf *c)
@@ -238,22 +227,6 @@ gen_records(struct dcbor_buf *out, uint64_t digest[GOSSIP_BUCKETS])
 }
 
 static void
-seed_write(const char *dir, const char *name, uint8_t b0,
-    const struct dcbor_buf *body)
-{
-	char path[4096];
-	FILE *fp;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	if ((fp = fopen(path, "wb")) == NULL)
-		fatal("fuzz_dispatch: %s", path);
-	fputc(b0, fp);
-	fwrite(body->data, 1, body->len, fp);
-	if (fclose(fp) != 0)
-		fatal("fuzz_dispatch: %s", path);
-}
-
-static void
 gen_ping(struct dcbor_buf *b, bool target)
 {
 	dcbor_buf_reset(b);
@@ -299,14 +272,14 @@ gen_seeds(const char *dir)
 	n = gen_records(&recs, dig);
 
 	gen_ping(&b, false);
-	seed_write(dir, "ping", 0, &b);
+	fuzz_seed_write(dir, "ping", 0, &b);
 	gen_ping(&b, true);
-	seed_write(dir, "ping_req", 1 | F_HEARD, &b);
-	seed_write(dir, "ping_req_unheard", 1, &b);
+	fuzz_seed_write(dir, "ping_req", 1 | F_HEARD, &b);
+	fuzz_seed_write(dir, "ping_req_unheard", 1, &b);
 	gen_ping(&b, false);
-	seed_write(dir, "ack", 2, &b);
+	fuzz_seed_write(dir, "ack", 2, &b);
 	gen_ping(&b, true);
-	seed_write(dir, "ack_target", 2, &b);
+	fuzz_seed_write(dir, "ack_target", 2, &b);
 
 	memset(other, 0xab, sizeof(other));
 	dcbor_buf_reset(&b);
@@ -325,7 +298,7 @@ gen_seeds(const char *dir)
 		put_key(&b, "name");
 		dcbor_put_cstr(&b, i == 0 ? "remote" : "p1");
 	}
-	seed_write(dir, "group_ad", 3, &b);
+	fuzz_seed_write(dir, "group_ad", 3, &b);
 
 	dcbor_buf_reset(&b);
 	dcbor_put_map(&b, 3);
@@ -336,9 +309,9 @@ gen_seeds(const char *dir)
 	put_key(&b, "items");
 	dcbor_put_array(&b, n);
 	dcbor_put_raw(&b, recs.data, recs.len);
-	seed_write(dir, "rumor", 4 | F_HAVE_PUB, &b);
-	seed_write(dir, "rumor_unknown_key", 4, &b);
-	seed_write(dir, "rumor_preloaded", 4 | F_HAVE_PUB | F_PRELOAD, &b);
+	fuzz_seed_write(dir, "rumor", 4 | F_HAVE_PUB, &b);
+	fuzz_seed_write(dir, "rumor_unknown_key", 4, &b);
+	fuzz_seed_write(dir, "rumor_preloaded", 4 | F_HAVE_PUB | F_PRELOAD, &b);
 
 	dcbor_buf_reset(&b);
 	dcbor_put_map(&b, 1);
@@ -346,19 +319,19 @@ gen_seeds(const char *dir)
 	dcbor_put_array(&b, GOSSIP_BUCKETS);
 	for (size_t i = 0; i < GOSSIP_BUCKETS; i++)
 		dcbor_put_uint(&b, dig[i]);
-	seed_write(dir, "digest", 5, &b);
-	seed_write(dir, "digest_preloaded", 5 | F_PRELOAD, &b);
+	fuzz_seed_write(dir, "digest", 5, &b);
+	fuzz_seed_write(dir, "digest_preloaded", 5 | F_PRELOAD, &b);
 
 	gen_pull(&b, &recs, n, false, false);
-	seed_write(dir, "pull", 6 | F_ASKED | F_HAVE_PUB, &b);
-	seed_write(dir, "pull_unasked", 6, &b);
+	fuzz_seed_write(dir, "pull", 6 | F_ASKED | F_HAVE_PUB, &b);
+	fuzz_seed_write(dir, "pull_unasked", 6, &b);
 	gen_pull(&b, &recs, n, true, false);
-	seed_write(dir, "pull_more_preloaded", 6 | F_ASKED | F_PRELOAD, &b);
+	fuzz_seed_write(dir, "pull_more_preloaded", 6 | F_ASKED | F_PRELOAD, &b);
 	gen_pull(&b, &recs, n, false, true);
-	seed_write(dir, "pull_final", 6 | F_ASKED | F_HAVE_PUB, &b);
+	fuzz_seed_write(dir, "pull_final", 6 | F_ASKED | F_HAVE_PUB, &b);
 
-	seed_write(dir, "records", MODE_RECORDS | F_HAVE_PUB, &recs);
-	seed_write(dir, "records_preloaded", MODE_RECORDS | F_HAVE_PUB |
+	fuzz_seed_write(dir, "records", MODE_RECORDS | F_HAVE_PUB, &recs);
+	fuzz_seed_write(dir, "records_preloaded", MODE_RECORDS | F_HAVE_PUB |
 	    F_PRELOAD, &recs);
 	dcbor_buf_free(&b);
 	dcbor_buf_free(&recs);

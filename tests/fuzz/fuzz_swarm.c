@@ -54,6 +54,8 @@
 #include "swarm.h"
 #include "trace.h"
 
+#include "fuzz_daemon.h"
+
 #define PIECE		4096
 #define A_SIZE		(3 * PIECE + 1000)
 #define B_SIZE		(4 * PIECE + 77)
@@ -163,19 +165,6 @@ link_list_json(void)
 	return json_array();
 }
 
-void
-peerd_shutdown(const char *why)
-{
-	pd->stopping = true;
-	trace_add("peer", "shutdown: %s", why);
-}
-
-uint64_t
-peerd_uptime_us(void)
-{
-	return clock_mono_us() - pd->start_us;
-}
-
 static void
 blob_make(struct blob *b, size_t size, uint8_t salt)
 {
@@ -245,22 +234,6 @@ rec(struct dcbor_buf *out, unsigned kind, const struct dcbor_buf *body,
 }
 
 static void
-seed(const char *dir, const char *name, uint8_t flags,
-    const struct dcbor_buf *recs)
-{
-	char path[4096];
-	FILE *fp;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	if ((fp = fopen(path, "wb")) == NULL)
-		fatal("fuzz_swarm: %s", path);
-	fputc(flags, fp);
-	fwrite(recs->data, 1, recs->len, fp);
-	if (fclose(fp) != 0)
-		fatal("fuzz_swarm: %s", path);
-}
-
-static void
 body_piece(struct dcbor_buf *w, const struct blob *b, uint32_t i,
     const char *reason)
 {
@@ -300,7 +273,7 @@ gen_seeds(const char *dir)
 		dcbor_buf_reset(&r);
 		rec(&r, 0, &w, NULL, 0);
 		snprintf(nm, sizeof(nm), "query_%c", "ab"[k]);
-		seed(dir, nm, 0, &r);
+		fuzz_seed_write(dir, nm, 0, &r);
 		dcbor_buf_reset(&w);
 		dcbor_put_map(&w, 2);
 		put_cid(&w, b);
@@ -309,7 +282,7 @@ gen_seeds(const char *dir)
 		dcbor_buf_reset(&r);
 		rec(&r, 1, &w, NULL, 0);
 		snprintf(nm, sizeof(nm), "hit_%c", "ab"[k]);
-		seed(dir, nm, 0, &r);
+		fuzz_seed_write(dir, nm, 0, &r);
 
 		/* HAVE: the whole bitfield with a reply asked, then adds. */
 		bits[0] = 0xf0 & (uint8_t)(0xff << (8 - b->m.npieces));
@@ -331,7 +304,7 @@ gen_seeds(const char *dir)
 		put_cid(&w, b);
 		rec(&r, 2, &w, NULL, 0);
 		snprintf(nm, sizeof(nm), "have_%c", "ab"[k]);
-		seed(dir, nm, 0, &r);
+		fuzz_seed_write(dir, nm, 0, &r);
 
 		/* Wants: held, then not held, twice (a seed deflects). */
 		dcbor_buf_reset(&r);
@@ -344,7 +317,7 @@ gen_seeds(const char *dir)
 			rec(&r, 3, &w, NULL, 0);
 		}
 		snprintf(nm, sizeof(nm), "want_%c", "ab"[k]);
-		seed(dir, nm, 0, &r);
+		fuzz_seed_write(dir, nm, 0, &r);
 	}
 
 	/*
@@ -375,9 +348,9 @@ gen_seeds(const char *dir)
 	dcbor_put_cstr(&w, "piece");
 	dcbor_put_uint(&w, 1);
 	rec(&r, 3, &w, NULL, 0);
-	seed(dir, "blocks_b", 0, &r);
-	seed(dir, "blocks_b_direct", F_DIRECT, &r);
-	seed(dir, "blocks_b_direct_down", F_DIRECT | F_DOWN, &r);
+	fuzz_seed_write(dir, "blocks_b", 0, &r);
+	fuzz_seed_write(dir, "blocks_b_direct", F_DIRECT, &r);
+	fuzz_seed_write(dir, "blocks_b_direct_down", F_DIRECT | F_DOWN, &r);
 
 	/* A seed deflects a piece it sent to the other member, once. */
 	dcbor_buf_reset(&r);
@@ -389,9 +362,9 @@ gen_seeds(const char *dir)
 	rec(&r, 3 | H_OTHER, &w, NULL, 0);
 	rec(&r, 3, &w, NULL, 0);
 	rec(&r, 3, &w, NULL, 0);
-	seed(dir, "deflect_a", 0, &r);
-	seed(dir, "want_a_busy", F_BUSY, &r);
-	seed(dir, "want_a_down", F_DOWN | F_DIRECT, &r);
+	fuzz_seed_write(dir, "deflect_a", 0, &r);
+	fuzz_seed_write(dir, "want_a_busy", F_BUSY, &r);
+	fuzz_seed_write(dir, "want_a_down", F_DOWN | F_DIRECT, &r);
 
 	/* Refusals of each reason, and a piece one byte short. */
 	dcbor_buf_reset(&r);
@@ -409,7 +382,7 @@ gen_seeds(const char *dir)
 	rec(&r, 4, &w, NULL, 0);
 	body_piece(&w, &blob_b, 3, NULL);
 	rec(&r, 4, &w, blob_b.bytes + 3 * PIECE, PIECE - 1);
-	seed(dir, "refusals_b", 0, &r);
+	fuzz_seed_write(dir, "refusals_b", 0, &r);
 	dcbor_buf_free(&w);
 	dcbor_buf_free(&r);
 }
