@@ -319,12 +319,6 @@ crdt_state_encode(struct dcbor_buf *b, const struct crdt_state *st)
 	dcbor_put_uint(b, st->lease.expires_ms);
 }
 
-static bool
-key_is(const char *k, size_t klen, const char *name)
-{
-	return klen == strlen(name) && memcmp(k, name, klen) == 0;
-}
-
 static int
 expect_key(struct dcbor_rd *rd, const char *name)
 {
@@ -333,7 +327,7 @@ expect_key(struct dcbor_rd *rd, const char *name)
 
 	if (dcbor_get_text(rd, &k, &klen) == -1)
 		return -1;
-	if (!key_is(k, klen, name)) {
+	if (!dcbor_text_is(k, klen, name)) {
 		rd->err = DCBOR_ETYPE;
 		return -1;
 	}

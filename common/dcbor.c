@@ -639,6 +639,23 @@ dcbor_get_fixed(struct dcbor_rd *rd, void *out, size_t n)
 	return 0;
 }
 
+bool
+dcbor_text_is(const char *s, size_t n, const char *want)
+{
+	return n == strlen(want) && memcmp(s, want, n) == 0;
+}
+
+int
+dcbor_get_key(struct dcbor_rd *rd, const char *want)
+{
+	const char *s;
+	size_t n;
+
+	if (dcbor_get_text(rd, &s, &n) == -1 || !dcbor_text_is(s, n, want))
+		return -1;
+	return 0;
+}
+
 int
 dcbor_get_text(struct dcbor_rd *rd, const char **s, size_t *n)
 {

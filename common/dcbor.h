@@ -131,6 +131,10 @@ int	dcbor_get_bytes(struct dcbor_rd *rd, const uint8_t **p, size_t *n);
 /* Bytes of exactly n bytes. */
 int	dcbor_get_fixed(struct dcbor_rd *rd, void *out, size_t n);
 int	dcbor_get_text(struct dcbor_rd *rd, const char **s, size_t *n);
+/* A text from dcbor_get_text (s, n) is the C string want: a map key. */
+bool	dcbor_text_is(const char *s, size_t n, const char *want);
+/* The next item is the text want (a map key read in canonical order). */
+int	dcbor_get_key(struct dcbor_rd *rd, const char *want);
 /* Text copied NUL-terminated into out; -1 if it does not fit outlen. */
 int	dcbor_get_cstr(struct dcbor_rd *rd, char *out, size_t outlen);
 int	dcbor_get_array(struct dcbor_rd *rd, uint64_t *n);

@@ -126,12 +126,6 @@ enum {
 	    K_FIELDS | K_ISSUER,
 };
 
-static int
-key_is(const char *k, size_t klen, const char *name)
-{
-	return klen == strlen(name) && memcmp(k, name, klen) == 0;
-}
-
 /* Fill e's parsed members from e->body (already canonical CBOR). */
 static int
 parse_body(struct entry *e)
@@ -152,18 +146,18 @@ parse_body(struct entry *e)
 
 		if (dcbor_get_text(&rd, &k, &klen) == -1)
 			return ENTRY_ESHAPE;
-		if (key_is(k, klen, "mono")) {
+		if (dcbor_text_is(k, klen, "mono")) {
 			bit = K_MONO;
 			if (dcbor_get_uint(&rd, &e->mono_us) == -1)
 				return ENTRY_ESHAPE;
-		} else if (key_is(k, klen, "tags")) {
+		} else if (dcbor_text_is(k, klen, "tags")) {
 			bit = K_TAGS;
 			p = rd.p;
 			if ((rc = check_tags(&rd, &e->ntags)) != ENTRY_OK)
 				return rc;
 			e->tags = p;
 			e->tags_len = (size_t)(rd.p - p);
-		} else if (key_is(k, klen, "type")) {
+		} else if (dcbor_text_is(k, klen, "type")) {
 			bit = K_TYPE;
 			if (dcbor_get_text(&rd, &s, &n) == -1)
 				return ENTRY_ESHAPE;
@@ -171,11 +165,11 @@ parse_body(struct entry *e)
 				return ENTRY_ETYPE;
 			memcpy(e->type, s, n);
 			e->type[n] = '\0';
-		} else if (key_is(k, klen, "lease")) {
+		} else if (dcbor_text_is(k, klen, "lease")) {
 			bit = K_LEASE;
 			if (dcbor_get_uint(&rd, &e->lease_ms) == -1)
 				return ENTRY_ESHAPE;
-		} else if (key_is(k, klen, "space")) {
+		} else if (dcbor_text_is(k, klen, "space")) {
 			bit = K_SPACE;
 			if (dcbor_get_text(&rd, &s, &n) == -1)
 				return ENTRY_ESHAPE;
@@ -184,11 +178,11 @@ parse_body(struct entry *e)
 				return ENTRY_ESPACE;
 			memcpy(e->space, s, n);
 			e->space[n] = '\0';
-		} else if (key_is(k, klen, "stamp")) {
+		} else if (dcbor_text_is(k, klen, "stamp")) {
 			bit = K_STAMP;
 			if (hlc_parse(&rd, &e->stamp) == -1)
 				return ENTRY_ESHAPE;
-		} else if (key_is(k, klen, "fields")) {
+		} else if (dcbor_text_is(k, klen, "fields")) {
 			bit = K_FIELDS;
 			if (dcbor_get_raw(&rd, &p, &n) == -1)
 				return ENTRY_ESHAPE;
@@ -196,7 +190,7 @@ parse_body(struct entry *e)
 				return rc;
 			e->fields = p;
 			e->fields_len = n;
-		} else if (key_is(k, klen, "issuer")) {
+		} else if (dcbor_text_is(k, klen, "issuer")) {
 			bit = K_ISSUER;
 			if (dcbor_get_fixed(&rd, e->issuer,
 			    sizeof(e->issuer)) == -1)
@@ -354,15 +348,15 @@ entry_decode(struct dcbor_rd *rd, struct entry **out)
 	for (int i = 0; i < 3; i++) {
 		if (dcbor_get_text(&in, &k, &klen) == -1)
 			return ENTRY_ESHAPE;
-		if (key_is(k, klen, "id")) {
+		if (dcbor_text_is(k, klen, "id")) {
 			if (dcbor_get_fixed(&in, id, sizeof(id)) == -1)
 				return ENTRY_ESHAPE;
 			seen |= 1;
-		} else if (key_is(k, klen, "sig")) {
+		} else if (dcbor_text_is(k, klen, "sig")) {
 			if (dcbor_get_fixed(&in, sig, sizeof(sig)) == -1)
 				return ENTRY_ESHAPE;
 			seen |= 2;
-		} else if (key_is(k, klen, "body")) {
+		} else if (dcbor_text_is(k, klen, "body")) {
 			if (dcbor_get_raw(&in, &body, &blen) == -1)
 				return ENTRY_ESHAPE;
 			seen |= 4;

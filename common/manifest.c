@@ -107,12 +107,6 @@ manifest_encode(const struct manifest *m, struct dcbor_buf *b)
 	dcbor_put_bytes(b, m->hashes, (size_t)m->npieces * MANIFEST_HASH_LEN);
 }
 
-static bool
-key_is(const char *k, size_t kl, const char *want)
-{
-	return kl == strlen(want) && memcmp(k, want, kl) == 0;
-}
-
 int
 manifest_decode(const uint8_t *p, size_t len, struct manifest *m)
 {
@@ -121,8 +115,6 @@ manifest_decode(const uint8_t *p, size_t len, struct manifest *m)
 	const uint8_t *hashes = NULL;
 	size_t hlen = 0;
 	uint32_t npieces;
-	const char *k;
-	size_t kl;
 
 	memset(m, 0, sizeof(*m));
 	if (dcbor_check(p, len, 4, true, NULL) != DCBOR_OK)
@@ -130,13 +122,13 @@ manifest_decode(const uint8_t *p, size_t len, struct manifest *m)
 	dcbor_rd_init(&rd, p, len);
 	/* Canonical form fixes the order, so read the keys in it. */
 	if (dcbor_get_map(&rd, &n) == -1 || n != 4 ||
-	    dcbor_get_text(&rd, &k, &kl) == -1 || !key_is(k, kl, "v") ||
+	    dcbor_get_key(&rd, "v") == -1 ||
 	    dcbor_get_uint(&rd, &v) == -1 ||
-	    dcbor_get_text(&rd, &k, &kl) == -1 || !key_is(k, kl, "size") ||
+	    dcbor_get_key(&rd, "size") == -1 ||
 	    dcbor_get_uint(&rd, &size) == -1 ||
-	    dcbor_get_text(&rd, &k, &kl) == -1 || !key_is(k, kl, "piece") ||
+	    dcbor_get_key(&rd, "piece") == -1 ||
 	    dcbor_get_uint(&rd, &piece) == -1 ||
-	    dcbor_get_text(&rd, &k, &kl) == -1 || !key_is(k, kl, "hashes") ||
+	    dcbor_get_key(&rd, "hashes") == -1 ||
 	    dcbor_get_bytes(&rd, &hashes, &hlen) == -1 ||
 	    dcbor_left(&rd) != 0)
 		return -1;

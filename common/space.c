@@ -1508,16 +1508,12 @@ space_rec_encode(struct dcbor_buf *b, const struct space_rec *r)
 int
 space_rec_decode(struct dcbor_rd *rd, struct entry **e, struct crdt_rec *cr)
 {
-	const char *k;
-	size_t klen;
 	uint64_t n;
 
 	*e = NULL;
 	if (dcbor_get_map(rd, &n) == -1 || n != 2 ||
-	    dcbor_get_text(rd, &k, &klen) == -1 || klen != 3 ||
-	    memcmp(k, "rec", 3) != 0 || crdt_rec_decode(rd, cr) == -1 ||
-	    dcbor_get_text(rd, &k, &klen) == -1 || klen != 5 ||
-	    memcmp(k, "entry", 5) != 0)
+	    dcbor_get_key(rd, "rec") == -1 || crdt_rec_decode(rd, cr) == -1 ||
+	    dcbor_get_key(rd, "entry") == -1)
 		return -1;
 	if (entry_decode(rd, e) != ENTRY_OK)
 		return -1;

@@ -224,13 +224,13 @@ recv_rumor(struct member *from, const uint8_t *body, size_t len)
 
 		if (dcbor_get_text(&rd, &k, &kl) == -1)
 			return -1;
-		if (kl == 3 && memcmp(k, "rid", 3) == 0) {
+		if (dcbor_text_is(k, kl, "rid")) {
 			if (dcbor_get_uint(&rd, &rid) == -1)
 				return -1;
-		} else if (kl == 4 && memcmp(k, "hops", 4) == 0) {
+		} else if (dcbor_text_is(k, kl, "hops")) {
 			if (dcbor_get_uint(&rd, &hops) == -1)
 				return -1;
-		} else if (kl == 5 && memcmp(k, "items", 5) == 0) {
+		} else if (dcbor_text_is(k, kl, "items")) {
 			if (dcbor_get_raw(&rd, &items, &items_len) == -1)
 				return -1;
 		} else
@@ -315,12 +315,10 @@ recv_digest(struct member *from, const uint8_t *body, size_t len)
 	uint64_t mine[GOSSIP_BUCKETS], n, v;
 	bool diff[GOSSIP_BUCKETS];
 	struct dcbor_rd rd;
-	const char *k;
-	size_t kl;
 
 	dcbor_rd_init(&rd, body, len);
 	if (dcbor_get_map(&rd, &n) == -1 || n != 1 ||
-	    dcbor_get_text(&rd, &k, &kl) == -1 || kl != 1 || k[0] != 'b' ||
+	    dcbor_get_key(&rd, "b") == -1 ||
 	    dcbor_get_array(&rd, &n) == -1 || n != GOSSIP_BUCKETS)
 		return -1;
 	pd_count(digests_received);
@@ -354,7 +352,7 @@ recv_pull(struct member *from, const uint8_t *body, size_t len)
 
 		if (dcbor_get_text(&rd, &k, &kl) == -1)
 			return -1;
-		if (kl == 4 && memcmp(k, "diff", 4) == 0) {
+		if (dcbor_text_is(k, kl, "diff")) {
 			if (dcbor_get_array(&rd, &cnt) == -1 ||
 			    cnt > GOSSIP_BUCKETS)
 				return -1;
@@ -364,10 +362,10 @@ recv_pull(struct member *from, const uint8_t *body, size_t len)
 					return -1;
 				diff[idx] = true;
 			}
-		} else if (kl == 4 && memcmp(k, "more", 4) == 0) {
+		} else if (dcbor_text_is(k, kl, "more")) {
 			if (dcbor_get_bool(&rd, &more) == -1)
 				return -1;
-		} else if (kl == 4 && memcmp(k, "recs", 4) == 0) {
+		} else if (dcbor_text_is(k, kl, "recs")) {
 			/* Accept deltas only from a peer we are talking to. */
 			bool asked = from->ae_asked_ms != 0 &&
 			    now - from->ae_asked_ms < window;
@@ -381,7 +379,7 @@ recv_pull(struct member *from, const uint8_t *body, size_t len)
 			pd_count(deltas_received);
 			if (apply_items(from, &rd) == -1)
 				return -1;
-		} else if (kl == 5 && memcmp(k, "final", 5) == 0) {
+		} else if (dcbor_text_is(k, kl, "final")) {
 			if (dcbor_get_bool(&rd, &final) == -1)
 				return -1;
 		} else

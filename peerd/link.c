@@ -515,16 +515,16 @@ hello_parse(const uint8_t *p, size_t len, struct hello_body *h)
 
 		if (dcbor_get_text(&rd, &k, &klen) == -1)
 			return -1;
-		if (klen == 4 && memcmp(k, "addr", 4) == 0) {
+		if (dcbor_text_is(k, klen, "addr")) {
 			if (dcbor_get_cstr(&rd, h->addr, sizeof(h->addr)) == -1)
 				return -1;
-		} else if (klen == 4 && memcmp(k, "name", 4) == 0) {
+		} else if (dcbor_text_is(k, klen, "name")) {
 			if (dcbor_get_cstr(&rd, h->name, sizeof(h->name)) == -1)
 				return -1;
-		} else if (klen == 4 && memcmp(k, "echo", 4) == 0) {
+		} else if (dcbor_text_is(k, klen, "echo")) {
 			if (dcbor_get_bytes(&rd, &h->echo, &h->echo_len) == -1)
 				return -1;
-		} else if (klen == 5 && memcmp(k, "nonce", 5) == 0) {
+		} else if (dcbor_text_is(k, klen, "nonce")) {
 			if (dcbor_get_bytes(&rd, &h->nonce, &h->nonce_len) == -1)
 				return -1;
 		} else

@@ -102,7 +102,7 @@ struct content {
 	uint32_t		 at_start;	/* pieces held when opened */
 	uint64_t		 pieces_fetched, bytes_fetched, dups, bad;
 	uint64_t		 timeouts, refused, stalls, truncated;
-	uint64_t		 deflected, deflections;	/* sent, received */
+	uint64_t		 deflections;	/* ours deflected */
 	uint64_t		 start_us, end_us;
 	uint64_t		 last_progress_ms, last_log_ms, last_flush_ms;
 	uint64_t		 manifest_deadline_ms;
@@ -824,12 +824,6 @@ struct body {
 	char		 reason[16];
 };
 
-static bool
-key_is(const char *k, size_t kl, const char *want)
-{
-	return kl == strlen(want) && memcmp(k, want, kl) == 0;
-}
-
 /*
  * Parse a swarm body; the keys allowed depend on the kind, and a BLOCK
  * has a payload (data) exactly when it carries a piece. 0 or -1.
@@ -854,20 +848,21 @@ body_parse(uint32_t kind, const uint8_t *p, size_t len, const uint8_t *data,
 
 		if (dcbor_get_text(&rd, &k, &kl) == -1)
 			return -1;
-		if (key_is(k, kl, "cid")) {
+		if (dcbor_text_is(k, kl, "cid")) {
 			if (dcbor_get_bytes(&rd, &b->cid, &cl) == -1 ||
 			    cl != CID_LEN)
 				return -1;
-		} else if (key_is(k, kl, "piece") && (kind == FRAME_BLOCK ||
-		    kind == FRAME_BLOCK_WANT)) {
+		} else if (dcbor_text_is(k, kl, "piece") &&
+		    (kind == FRAME_BLOCK || kind == FRAME_BLOCK_WANT)) {
 			if (dcbor_get_uint(&rd, &b->piece) == -1)
 				return -1;
 			b->has_piece = true;
-		} else if (key_is(k, kl, "len") && kind == FRAME_BLOCK) {
+		} else if (dcbor_text_is(k, kl, "len") && kind == FRAME_BLOCK) {
 			if (dcbor_get_uint(&rd, &b->len) == -1)
 				return -1;
 			b->has_len = true;
-		} else if (key_is(k, kl, "reason") && kind == FRAME_BLOCK) {
+		} else if (dcbor_text_is(k, kl, "reason") &&
+		    kind == FRAME_BLOCK) {
 			const char *r;
 			size_t rl;
 
@@ -875,14 +870,15 @@ body_parse(uint32_t kind, const uint8_t *p, size_t len, const uint8_t *data,
 			    rl >= sizeof(b->reason))
 				return -1;
 			memcpy(b->reason, r, rl);
-		} else if (key_is(k, kl, "bits") && kind == FRAME_HAVE) {
+		} else if (dcbor_text_is(k, kl, "bits") && kind == FRAME_HAVE) {
 			if (dcbor_get_bytes(&rd, &b->bits, &b->bits_len) == -1)
 				return -1;
 			b->has_bits = true;
-		} else if (key_is(k, kl, "reply") && kind == FRAME_HAVE) {
+		} else if (dcbor_text_is(k, kl, "reply") &&
+		    kind == FRAME_HAVE) {
 			if (dcbor_get_bool(&rd, &b->reply) == -1)
 				return -1;
-		} else if (key_is(k, kl, "add") && kind == FRAME_HAVE) {
+		} else if (dcbor_text_is(k, kl, "add") && kind == FRAME_HAVE) {
 			if (dcbor_get_array(&rd, &b->nadds) == -1 ||
 			    b->nadds > MANIFEST_PIECES_MAX)
 				return -1;
@@ -891,7 +887,7 @@ body_parse(uint32_t kind, const uint8_t *p, size_t len, const uint8_t *data,
 			for (uint64_t j = 0; j < b->nadds; j++)
 				if (dcbor_skip(&rd) == -1)
 					return -1;
-		} else if (key_is(k, kl, "manifest") &&
+		} else if (dcbor_text_is(k, kl, "manifest") &&
 		    kind == FRAME_QUERY_HIT) {
 			b->has_manifest = true;
 			if (!dcbor_take_null(&rd) && dcbor_get_bytes(&rd,
@@ -1061,7 +1057,6 @@ recv_want(struct member *m, const struct body *b)
 	    !bit_get(s->no_defl, b->piece)) {
 		bit_set(s->no_defl, b->piece);
 		s->deflected++;
-		c->deflected++;
 		send_refuse(b->cid, m, b->piece, "elsewhere");
 		return;
 	}
@@ -1470,13 +1465,14 @@ content_json(struct content *c, bool want_sha)
 	json_t *bad = json_object(), *srcs = json_object();
 	char sha[2 * MANIFEST_HASH_LEN + 1];
 	uint64_t end = c->end_us ? c->end_us : clock_mono_us();
-	uint64_t bytes_served = 0;
+	uint64_t bytes_served = 0, deflected = 0;
 
 	for (size_t i = 0; i < c->nsrc; i++) {
 		struct source *s = c->src[i];
 		const char *nm = src_name(s);
 
 		bytes_served += s->bytes_to;
+		deflected += s->deflected;
 		json_object_set_new(from, nm, json_integer((json_int_t)
 		    s->bytes_from));
 		json_object_set_new(served, nm, json_integer((json_int_t)
@@ -1520,8 +1516,7 @@ content_json(struct content *c, bool want_sha)
 	json_object_set_new(j, "timeouts",
 	    json_integer((json_int_t)c->timeouts));
 	json_object_set_new(j, "refused", json_integer((json_int_t)c->refused));
-	json_object_set_new(j, "deflected",
-	    json_integer((json_int_t)c->deflected));
+	json_object_set_new(j, "deflected", json_integer((json_int_t)deflected));
 	json_object_set_new(j, "deflections",
 	    json_integer((json_int_t)c->deflections));
 	json_object_set_new(j, "stalls", json_integer((json_int_t)c->stalls));

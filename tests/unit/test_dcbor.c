@@ -1000,6 +1000,35 @@ START_TEST(writer_ints_and_buffers)
 }
 END_TEST
 
+/* Map keys: dcbor_text_is compares a read text, dcbor_get_key reads one. */
+START_TEST(keys_by_name)
+{
+	struct dcbor_buf b;
+	struct dcbor_rd rd;
+	const char *k;
+	size_t n;
+
+	ck_assert(dcbor_text_is("cid", 3, "cid"));
+	ck_assert(!dcbor_text_is("cid", 3, "ci"));
+	ck_assert(!dcbor_text_is("ci", 2, "cid"));
+	ck_assert(!dcbor_text_is("cix", 3, "cid"));
+	ck_assert(dcbor_text_is("", 0, ""));
+	dcbor_buf_init(&b);
+	dcbor_put_cstr(&b, "size");
+	dcbor_put_cstr(&b, "size");
+	dcbor_put_uint(&b, 4);
+	dcbor_rd_init(&rd, b.data, b.len);
+	ck_assert_int_eq(dcbor_get_key(&rd, "size"), 0);
+	ck_assert_int_eq(dcbor_get_key(&rd, "piece"), -1);
+	/* A key that is not text is not a key. */
+	ck_assert_int_eq(dcbor_get_key(&rd, "4"), -1);
+	dcbor_rd_init(&rd, b.data, b.len);
+	ck_assert_int_eq(dcbor_get_text(&rd, &k, &n), 0);
+	ck_assert(dcbor_text_is(k, n, "size"));
+	dcbor_buf_free(&b);
+}
+END_TEST
+
 START_TEST(strerror_names)
 {
 	ck_assert_str_eq(dcbor_strerror(DCBOR_OK), "ok");
@@ -1063,6 +1092,7 @@ dcbor_suite(void)
 	tcase_add_test(tc, get_wrong_type);
 	tcase_add_test(tc, get_int_range);
 	tcase_add_test(tc, writer_ints_and_buffers);
+	tcase_add_test(tc, keys_by_name);
 	tcase_add_test(tc, strerror_names);
 	tcase_add_test(tc, text_must_be_utf8_when_canonical);
 	suite_add_tcase(s, tc);
