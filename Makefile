@@ -75,10 +75,19 @@ ifneq ($(wildcard orchestrator/peerctl.c),)
 PROGS += $(O)/peerctl
 endif
 
+# The git commit baked into every program (--version, run.json): "unknown"
+# outside a git checkout of this tree, "-dirty" when the tree has changes.
+# version.c is rewritten only when the text changes, so a build relinks
+# after a commit and otherwise not at all.
+GIT_SHA := $(shell [ "$$(git rev-parse --show-toplevel 2>/dev/null)" = "$(CURDIR)" ] && \
+	{ git rev-parse --short=12 HEAD 2>/dev/null || echo unknown; } | tr -d '\n' && \
+	{ git diff --quiet HEAD -- 2>/dev/null || printf -- -dirty; } || echo unknown)
+VERSION_OBJ := $(O)/obj/gen/version.o
+
 # The swarm's same-run baseline: one raw TCP stream (bench/tcpstream/).
 TCPSTREAM := $(O)/tcpstream
 
-.PHONY: all deps check unit fleet bench run fuzz install clean
+.PHONY: all deps check unit fleet bench run fuzz install clean FORCE
 .SECONDARY:
 .DEFAULT_GOAL := all
 
@@ -104,17 +113,27 @@ $(LIBORCH): $(ORCH_OBJ)
 	@mkdir -p $(@D)
 	rm -f $@ && ar rcs $@ $^
 
+$(O)/gen/version.c: FORCE
+	@mkdir -p $(@D)
+	@printf '#include "version.h"\nconst char version_sha[] = "%s";\n' \
+		'$(GIT_SHA)' >$@.tmp
+	@cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@
+
+$(VERSION_OBJ): $(O)/gen/version.c
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -c $< -o $@
+
 # ---- programs ------------------------------------------------------------
-$(O)/peerd: $(O)/obj/peerd/main.o $(LIBPEERD) $(LIBCOMMON)
+$(O)/peerd: $(O)/obj/peerd/main.o $(VERSION_OBJ) $(LIBPEERD) $(LIBCOMMON)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
 
-$(O)/orchestrate: $(O)/obj/orchestrator/main.o $(LIBORCH) $(LIBCOMMON)
+$(O)/orchestrate: $(O)/obj/orchestrator/main.o $(VERSION_OBJ) $(LIBORCH) $(LIBCOMMON)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
 
-$(O)/peerctl: $(O)/obj/orchestrator/peerctl.o $(LIBCOMMON)
+$(O)/peerctl: $(O)/obj/orchestrator/peerctl.o $(VERSION_OBJ) $(LIBCOMMON)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
 
-$(TCPSTREAM): $(O)/obj/bench/tcpstream/tcpstream.o
+$(TCPSTREAM): $(O)/obj/bench/tcpstream/tcpstream.o $(VERSION_OBJ)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^
 
 $(O)/bench: $(BENCH_OBJ) $(LIBCOMMON)
@@ -127,7 +146,7 @@ $(O)/obj/tests/unit/%.o: tests/unit/%.c
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(CHECK_CFLAGS) -c $< -o $@
 
-$(O)/tests/%: $(O)/obj/tests/unit/%.o $(LIBPEERD) $(LIBORCH) $(LIBCOMMON)
+$(O)/tests/%: $(O)/obj/tests/unit/%.o $(VERSION_OBJ) $(LIBPEERD) $(LIBORCH) $(LIBCOMMON)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LIBS)
 
@@ -192,9 +211,18 @@ fuzz: $(FUZZ_BIN)
 	fi
 
 # ---- install / clean -----------------------------------------------------
+# Programs in bin/ (tcpstream too: an installed swarm run keeps its
+# baseline), the scenarios where `orchestrate NAME` finds them, the docs.
+SHAREDIR := $(PREFIX)/share/fleet-lab
+DOCDIR   := $(PREFIX)/share/doc/fleet-lab
+
 install: all
-	install -d $(DESTDIR)$(PREFIX)/bin
-	for p in $(PROGS); do install -m 0755 $$p $(DESTDIR)$(PREFIX)/bin/; done
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(SHAREDIR)/scenarios \
+		$(DESTDIR)$(DOCDIR)
+	for p in $(PROGS) $(TCPSTREAM); do install -m 0755 $$p $(DESTDIR)$(PREFIX)/bin/; done
+	install -m 0644 scenarios/*.json $(DESTDIR)$(SHAREDIR)/scenarios/
+	install -m 0644 README.md docs/*.md $(DESTDIR)$(DOCDIR)/
+	if ls docs/*.png >/dev/null 2>&1; then install -m 0644 docs/*.png $(DESTDIR)$(DOCDIR)/; fi
 
 clean:
 	rm -rf build

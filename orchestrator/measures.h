@@ -1,39 +1,87 @@
 /*
- * measures.h: the one list of the measures a run can report (their names
- * are a contract: docs/report.md; never rename one silently).  The scenario
- * parser checks check and wait names against it; the engine and the
- * report produce them.  X(name, is_latency)
+ * measures.h: the one table of the measures a run can report (their names
+ * are a contract: docs/report.md lists this table; never rename one
+ * silently).  The scenario parser checks check and wait names against it;
+ * the engine produces the measures; the report, compare and sweep take
+ * each one's unit, better direction and meaning from here.
+ *
+ *   X(name, is_latency, unit, better, meaning)
+ *
+ * better: MEASURE_LOWER (lower is better), MEASURE_HIGHER, or MEASURE_NONE
+ * (a count or a share that says what happened, not how well).
  */
 #ifndef MEASURES_H
 #define MEASURES_H
 
-#define MEASURES(X)					\
-	X("run.wall_ms", 0)				\
-	X("throughput.takes_per_s", 0)			\
-	X("throughput.write_to_take", 1)		\
-	X("gossip.write_to_visible", 1)			\
-	X("gossip.frames_per_write", 0)			\
-	X("gossip.rumor_frames_per_write", 0)		\
-	X("control.rtt", 1)				\
-	X("history.writes", 0)				\
-	X("history.takes", 0)				\
-	X("history.duplicates", 0)			\
-	X("history.never_taken", 0)			\
-	X("history.lost", 0)				\
-	X("fleet.frames_out", 0)			\
-	X("fleet.bytes_out", 0)				\
-	X("fleet.bad_frames", 0)			\
-	X("swarm.wall_ms", 0)				\
-	X("swarm.aggregate_mib_s", 0)			\
-	X("swarm.seeder_share", 0)			\
-	X("swarm.raw_stream_mib_s", 0)			\
-	X("swarm.ratio_to_raw", 0)			\
-	X("swarm.verified", 0)				\
-	X("swarm.unverified", 0)			\
-	X("swarm.stalls", 0)
+enum measure_better { MEASURE_NONE = 0, MEASURE_LOWER = -1, MEASURE_HIGHER = 1 };
 
-#define MEASURES_NAME_TEXT(n, lat) n ", "
+#define MEASURES(X)							\
+	X("run.wall_ms", 0, "ms", MEASURE_LOWER,			\
+	    "the run from start to the last step")			\
+	X("throughput.takes_per_s", 0, "ops/s", MEASURE_HIGHER,		\
+	    "tasks taken / time from the start of the take step until all were taken") \
+	X("throughput.write_to_take", 1, "us", MEASURE_LOWER,		\
+	    "from the writer's stamp to the moment a taker knew it won") \
+	X("gossip.write_to_visible", 1, "us", MEASURE_LOWER,		\
+	    "from the writer's stamp to a peer first holding the entry live") \
+	X("gossip.frames_per_write", 0, "ratio", MEASURE_LOWER,		\
+	    "every frame the fleet sent / entries written")		\
+	X("gossip.rumor_frames_per_write", 0, "ratio", MEASURE_LOWER,	\
+	    "RUMOR frames the fleet sent / entries written")		\
+	X("control.rtt", 1, "us", MEASURE_LOWER,			\
+	    "a control request inside a peer, line read to reply queued") \
+	X("history.writes", 0, "count", MEASURE_NONE,			\
+	    "writes acknowledged by the in-peer write loads")		\
+	X("history.takes", 0, "count", MEASURE_NONE,			\
+	    "distinct ids taken")					\
+	X("history.duplicates", 0, "count", MEASURE_LOWER,		\
+	    "takes beyond the first of each id")			\
+	X("history.never_taken", 0, "count", MEASURE_LOWER,		\
+	    "written ids nobody took")					\
+	X("history.lost", 0, "count", MEASURE_LOWER,			\
+	    "acknowledged writes neither held by a live peer nor taken") \
+	X("fleet.frames_out", 0, "count", MEASURE_LOWER,		\
+	    "frames sent, summed over the live peers at the end")	\
+	X("fleet.bytes_out", 0, "bytes", MEASURE_LOWER,			\
+	    "bytes sent, summed over the live peers at the end")	\
+	X("fleet.bad_frames", 0, "count", MEASURE_LOWER,		\
+	    "frames refused by the codec, summed")			\
+	X("swarm.wall_ms", 0, "ms", MEASURE_LOWER,			\
+	    "the content swarm, first fetcher's start to last one's completion") \
+	X("swarm.aggregate_mib_s", 0, "MiB/s", MEASURE_HIGHER,		\
+	    "blob size x fetchers / swarm.wall_ms")			\
+	X("swarm.seeder_share", 0, "ratio", MEASURE_NONE,		\
+	    "bytes the fetchers took from the publisher / all they took") \
+	X("swarm.raw_stream_mib_s", 0, "MiB/s", MEASURE_NONE,		\
+	    "the same bytes over one plain TCP stream on this host (the baseline)") \
+	X("swarm.ratio_to_raw", 0, "ratio", MEASURE_HIGHER,		\
+	    "swarm.aggregate_mib_s / swarm.raw_stream_mib_s")		\
+	X("swarm.verified", 0, "count", MEASURE_HIGHER,			\
+	    "fetchers whose blob has the publisher's SHA-256")		\
+	X("swarm.unverified", 0, "count", MEASURE_LOWER,		\
+	    "fetchers whose blob does not have the publisher's SHA-256") \
+	X("swarm.stalls", 0, "count", MEASURE_LOWER,			\
+	    "fetchers that gained no piece for 30 s")
+
+#define MEASURES_NAME_TEXT(n, lat, unit, better, meaning) n ", "
 /* "run.wall_ms, throughput.takes_per_s, ..., " for messages. */
 #define MEASURES_TEXT MEASURES(MEASURES_NAME_TEXT)
+
+/* What the table says of one measure. */
+struct measure_info {
+	const char		*name;
+	int			 latency;
+	const char		*unit;
+	enum measure_better	 better;
+	const char		*meaning;
+};
+
+/*
+ * The row of name; a name not in the table (a wait step's measure, whose
+ * unit is ms) gets a row of its own: lower is better.  Never NULL.
+ */
+const struct measure_info *measures_find(const char *name);
+/* "lower is better", "higher is better" or "neither". */
+const char	*measures_better_text(enum measure_better b);
 
 #endif

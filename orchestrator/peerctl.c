@@ -3,6 +3,7 @@
  *
  *   peerctl SOCKET COMMAND [JSON-ARGS]   one request; prints the reply
  *   peerctl SOCKET watch [JSON-ARGS]     subscribe (notify) and stream
+ *   peerctl --help | --version
  *
  * The reply's "result" (or "error") is printed as indented JSON; exit
  * status 0 on success, 1 on an error reply, 2 on a usage or I/O error.
@@ -20,17 +21,28 @@
 
 #include <jansson.h>
 
+#include "version.h"
+
 static void
-usage(void)
+help(FILE *fp)
 {
-	fprintf(stderr,
+	fprintf(fp,
 	    "usage: peerctl SOCKET COMMAND [JSON-ARGS]\n"
 	    "       peerctl SOCKET watch [JSON-ARGS]\n"
 	    "examples:\n"
 	    "  peerctl results/latest/peers/0/control.sock hello\n"
 	    "  peerctl SOCK write '{\"type\":\"task#v1\",\"fields\":{\"n\":1}}'\n"
 	    "  peerctl SOCK take '{\"type\":\"task#v1\",\"timeout_ms\":1000}'\n"
-	    "  peerctl SOCK help       (lists every command)\n");
+	    "  peerctl SOCK help       (lists every command)\n"
+	    "       peerctl --help | --version\n"
+	    "exit status: 0 success, 1 an error reply, 2 a usage or I/O "
+	    "error\n");
+}
+
+static void
+usage(void)
+{
+	help(stderr);
 	exit(2);
 }
 
@@ -120,6 +132,15 @@ main(int argc, char **argv)
 	char *line;
 	int fd;
 
+	if (argc == 2 && (strcmp(argv[1], "--help") == 0 ||
+	    strcmp(argv[1], "-h") == 0)) {
+		help(stdout);
+		return 0;
+	}
+	if (argc == 2 && strcmp(argv[1], "--version") == 0) {
+		VERSION_PRINT("peerctl");
+		return 0;
+	}
 	if (argc < 3 || argc > 4)
 		usage();
 	signal(SIGPIPE, SIG_IGN);

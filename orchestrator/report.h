@@ -1,10 +1,13 @@
 /*
  * report.h: the report bundle of a finished run (DESIGN 8): run.json,
  * report.json (the machine-readable contract, docs/report.md),
- * report.md (for people) and report.csv (one row per measure and check).
+ * report.md (for people), report.csv (one row per measure and statistic,
+ * exact values, runs concatenate) and report.html (html.h).
  */
 #ifndef REPORT_H
 #define REPORT_H
+
+#include <stdio.h>
 
 #include <jansson.h>
 
@@ -12,7 +15,16 @@ struct run;
 
 /* The report.json object of a finished run (a new reference). */
 json_t	*report_json(const struct run *r);
-/* Write run.json, report.json, report.md and report.csv. 0 or -1. */
+/* {"version", "git", "libraries": {name: version read at run time}}. */
+json_t	*report_build_json(void);
+/* Write run.json, report.json, report.md, report.csv, report.html.
+ * 0 or -1. */
 int	 report_write(const struct run *r);
+/* The unit of a check's value and bound (its measure's). */
+const char *report_check_unit(const json_t *measures, const json_t *check);
+/* report.csv's header line: run,scenario,seed,status,measure,stat,value,unit */
+void	 report_csv_header(FILE *fp);
+/* The CSV rows of one report.json object (one per measure and stat). */
+void	 report_csv_rows(FILE *fp, const json_t *report);
 
 #endif

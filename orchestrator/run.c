@@ -240,7 +240,8 @@ sample(struct run *r)
 		    sizeof(err))) == NULL)
 			continue;
 		c = json_object_get(m, "counters");
-		line = json_pack("{s:I, s:i, s:O, s:O, s:O, s:O, s:O, s:O, s:O}",
+		line = json_pack("{s:I, s:i, s:O, s:O, s:O, s:O, s:O, s:O, s:O*, "
+		    "s:O}",
 		    "t_ms", (json_int_t)run_ms(r), "peer", i,
 		    "frames.in", json_object_get(c, "frames.in"),
 		    "frames.out", json_object_get(c, "frames.out"),
@@ -248,6 +249,8 @@ sample(struct run *r)
 		    "bytes.out", json_object_get(c, "bytes.out"),
 		    "space.writes", json_object_get(c, "space.writes"),
 		    "takes.won", json_object_get(c, "takes.won"),
+		    "swarm.bytes_received", json_object_get(c,
+		    "swarm.bytes_received"),
 		    "gauges", json_object_get(m, "gauges"));
 		if (line != NULL) {
 			json_dumpf(line, r->samples, JSON_COMPACT);

@@ -149,7 +149,7 @@ static const struct measure {
 	const char	*name;
 	bool		 latency;
 } measures[] = {
-#define MEASURE_ROW(n, lat) { n, lat },
+#define MEASURE_ROW(n, lat, ...) { n, lat },
 	MEASURES(MEASURE_ROW)
 #undef MEASURE_ROW
 };

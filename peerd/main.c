@@ -31,6 +31,7 @@
 #include "replica.h"
 #include "swarm.h"
 #include "trace.h"
+#include "version.h"
 #include "xmalloc.h"
 
 struct peerd *pd;
@@ -45,6 +46,7 @@ enum {
 	OPT_MAX_LINKS, OPT_MAX_CLIENTS, OPT_MAX_FRAME, OPT_MAX_LINE,
 	OPT_MAX_ENTRIES, OPT_TRACE_EVENTS, OPT_LOG_LEVEL, OPT_LOG_FILE,
 	OPT_GROUP, OPT_HOLD, OPT_TEST_HOOKS, OPT_FAULT_SEED, OPT_DIRECT_IO,
+	OPT_VERSION,
 };
 
 static const struct option longopts[] = {
@@ -59,6 +61,7 @@ static const struct option longopts[] = {
 	{ "fault-seed", required_argument, NULL, OPT_FAULT_SEED },
 	{ "direct-io", no_argument, NULL, OPT_DIRECT_IO },
 	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, OPT_VERSION },
 	{ "settle-ms", required_argument, NULL, OPT_SETTLE },
 	{ "take-retry-ms", required_argument, NULL, OPT_TAKE_RETRY },
 	{ "take-lease-ms", required_argument, NULL, OPT_TAKE_LEASE },
@@ -104,6 +107,7 @@ usage(FILE *fp)
 "  --fault-seed N         seed of the fault filter's drop/jitter draws\n"
 "  --direct-io            write fetched pieces with O_DIRECT and serve the\n"
 "                         last 8 MiB of them from memory (docs/protocol.md)\n"
+"  --help, --version\n"
 "  --test-hooks           enable the \"debug\" command (tests only: it can hang\n"
 "                         the peer on purpose)\n"
 "timing (REFERENCE.md defaults):\n"
@@ -162,6 +166,7 @@ conf_parse(struct peerd_conf *c, int argc, char **argv)
 			fault_seed(strtoull(optarg, NULL, 10));
 			break;
 		case 'h': usage(stdout); exit(0);
+		case OPT_VERSION: VERSION_PRINT("peerd"); exit(0);
 		case OPT_SETTLE: c->settle_ms = opt_u32(nm, optarg, 0, 600000); break;
 		case OPT_TAKE_RETRY: c->take_retry_ms = opt_u32(nm, optarg, 1, 60000); break;
 		case OPT_TAKE_LEASE: c->take_lease_ms = opt_u32(nm, optarg, 1, 86400000); break;

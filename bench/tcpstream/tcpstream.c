@@ -8,6 +8,7 @@
  *   {"bytes":N,"seconds":S,"mib_s":X}
  *
  * usage: tcpstream [-n BYTES[K|M|G]] [-b BUFFER[K|M]]   (256M, 256K)
+ *        tcpstream --help | --version
  *
  * Exit 0, 1 on a failure (said on stderr), 2 on a usage error.  It lives
  * apart from build/bench because it is a program of its own, called by
@@ -21,6 +22,7 @@
 #include <arpa/inet.h>
 
 #include <errno.h>
+#include <getopt.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,10 +30,34 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "version.h"
+
+static const struct option longopts[] = {
+	{ "bytes", required_argument, NULL, 'n' },
+	{ "buffer", required_argument, NULL, 'b' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, 'V' },
+	{ NULL, 0, NULL, 0 }
+};
+
+static void
+help(FILE *fp)
+{
+	fprintf(fp, "usage: tcpstream [-n BYTES[K|M|G]] [-b BUFFER[K|M]]\n"
+	    "\n"
+	    "  -n, --bytes N    bytes to move (default 256M)\n"
+	    "  -b, --buffer N   write and read size (default 256K, at most 64M)\n"
+	    "  --help, --version\n"
+	    "\n"
+	    "Moves the bytes over one TCP stream between two processes on\n"
+	    "127.0.0.1 and prints {\"bytes\":N,\"seconds\":S,\"mib_s\":X}.\n"
+	    "Exit 0, 1 on a failure, 2 on a usage error.\n");
+}
+
 static void
 usage(void)
 {
-	fprintf(stderr, "usage: tcpstream [-n BYTES[K|M|G]] [-b BUFFER[K|M]]\n");
+	help(stderr);
 	exit(2);
 }
 
@@ -113,10 +139,12 @@ main(int argc, char **argv)
 	int ch, lfd, fd, status;
 	pid_t pid;
 
-	while ((ch = getopt(argc, argv, "n:b:h")) != -1) {
+	while ((ch = getopt_long(argc, argv, "n:b:h", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'n': n = parse_size(optarg); break;
 		case 'b': bufsz = (size_t)parse_size(optarg); break;
+		case 'h': help(stdout); return 0;
+		case 'V': VERSION_PRINT("tcpstream"); return 0;
 		default: usage();
 		}
 	}

@@ -1,0 +1,35 @@
+/*
+ * measures.c: look-ups in the one measure table (measures.h).  The report,
+ * compare and sweep ask it for a measure's unit, which direction is better
+ * and what it means, so a new measure is one row there.
+ */
+#include <string.h>
+
+#include "measures.h"
+
+static const struct measure_info table[] = {
+#define MEASURE_INFO(n, lat, unit, better, meaning) \
+	{ n, lat, unit, better, meaning },
+	MEASURES(MEASURE_INFO)
+#undef MEASURE_INFO
+};
+
+/* A wait step's measure ("churn.catch_up_ms"): how long that wait took. */
+static const struct measure_info wait_row = { NULL, 0, "ms", MEASURE_LOWER,
+    "how long a wait step of the scenario took" };
+
+const struct measure_info *
+measures_find(const char *name)
+{
+	for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++)
+		if (strcmp(table[i].name, name) == 0)
+			return &table[i];
+	return &wait_row;
+}
+
+const char *
+measures_better_text(enum measure_better b)
+{
+	return b == MEASURE_LOWER ? "lower is better" : b == MEASURE_HIGHER ?
+	    "higher is better" : "neither";
+}
