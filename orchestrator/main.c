@@ -9,6 +9,13 @@
  *   orchestrate replay RUN_DIR    run again with the same resolved
  *                                 scenario and seed; report the first step
  *                                 whose outcome differs
+ *   orchestrate compare RUN_A RUN_B [--fail-above PCT]    (compare.c)
+ *   orchestrate sweep SCENARIO --set KEY=V1,V2 [--repeat K] (sweep.c)
+ *   orchestrate --version | --help
+ *
+ * SCENARIO is a file, or the name of an installed scenario ("churn":
+ * PREFIX/share/fleet-lab/scenarios/churn.json beside the binary's
+ * PREFIX/bin, or scenarios/churn.json beside a build/ tree).
  *
  * Exit status: 0 every check passed, 1 a check failed (or could not be
  * measured), 2 the run could not complete.
@@ -28,12 +35,16 @@
 
 #include <openssl/rand.h>
 
+#include "compare.h"
 #include "debug.h"
 #include "log.h"
+#include "num.h"
 #include "replay.h"
 #include "report.h"
 #include "run.h"
 #include "scenario.h"
+#include "sweep.h"
+#include "version.h"
 #include "xmalloc.h"
 
 static const struct option longopts[] = {
@@ -53,6 +64,7 @@ static const struct option longopts[] = {
 	{ "wrap", required_argument, NULL, 'w' },
 	{ "stall-s", required_argument, NULL, 'W' },
 	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, 'V' },
 	{ NULL, 0, NULL, 0 }
 };
 
@@ -60,8 +72,10 @@ static void
 usage(FILE *fp)
 {
 	fprintf(fp,
-"usage: orchestrate SCENARIO.json [options]\n"
+"usage: orchestrate SCENARIO [options]\n"
 "\n"
+"  SCENARIO           a scenario file, or an installed scenario's name\n"
+"                     (churn, gossip, swarm, throughput)\n"
 "  --peers N          the fleet size (the same as --set peers=N)\n"
 "  --set KEY=VALUE    override a scenario parameter (repeatable)\n"
 "  --seed N           the run's seed (default: random, printed)\n"
@@ -86,6 +100,9 @@ usage(FILE *fp)
 "\n"
 "       orchestrate down RUN_DIR      stop a fleet left up by --keep\n"
 "       orchestrate replay RUN_DIR    run a bundle's scenario and seed again\n"
+"       orchestrate compare RUN_A RUN_B [--fail-above PCT]  (--help: more)\n"
+"       orchestrate sweep SCENARIO --set KEY=V1,V2,... [--repeat K]\n"
+"       orchestrate --version\n"
 "\n"
 "exit status: 0 every check passed, 1 a check failed or could not be\n"
 "measured, 2 the run could not complete.  The bundle is in\n"
@@ -129,13 +146,86 @@ default_peerd(char *out, size_t len)
 	snprintf(out, len, "peerd");
 }
 
+/*
+ * The path of SCENARIO: itself when it is a file; otherwise, for a bare
+ * name, NAME.json in the installed share/fleet-lab/scenarios/ or in the
+ * source tree's scenarios/ beside the build directory.
+ */
+static const char *
+find_scenario(const char *arg, char *out, size_t len)
+{
+	static const char *const places[] = {
+		"%s/../share/fleet-lab/scenarios/%s%s",
+		"%s/../scenarios/%s%s",
+		"%s/../../scenarios/%s%s",
+	};
+	char self[PATH_MAX];
+	const char *ext;
+	struct stat st;
+	ssize_t n;
+
+	if ((stat(arg, &st) == 0 && S_ISREG(st.st_mode)) ||
+	    strchr(arg, '/') != NULL ||
+	    (n = readlink("/proc/self/exe", self, sizeof(self) - 1)) <= 0)
+		return arg;
+	self[n] = '\0';
+	ext = strlen(arg) > 5 && strcmp(arg + strlen(arg) - 5, ".json") == 0 ?
+	    "" : ".json";
+	dirname(self);
+	for (size_t i = 0; i < sizeof(places) / sizeof(places[0]); i++) {
+		snprintf(out, len, places[i], self, arg, ext);
+		if (access(out, R_OK) == 0)
+			return out;
+	}
+	return arg;
+}
+
+/* The summary on stderr: every check, and for each that did not pass its
+ * value and bound, in the measure's unit. */
+static void
+print_summary(const struct run *run, const json_t *scn,
+    const struct run_opts *opts)
+{
+	json_t *c;
+	size_t i;
+
+	fprintf(stderr, "%s: %s in %.1f s (seed %llu)\n",
+	    json_string_value(json_object_get(scn, "name")),
+	    run->status == RUN_PASS ? "PASS" : run->status == RUN_FAIL ?
+	    "FAIL" : "ERROR", (double)(run->end_ms - run->t0_ms) / 1000.0,
+	    (unsigned long long)opts->seed);
+	if (run->status == RUN_ERROR)
+		fprintf(stderr, "  error: %s\n", run->error);
+	json_array_foreach(run->checks, i, c) {
+		const char *res = json_string_value(json_object_get(c, "result"));
+		const char *unit = report_check_unit(run->measures, c);
+		const char *stat = json_string_value(json_object_get(c, "stat"));
+		char v[NUM_BUF], b[NUM_BUF];
+
+		fprintf(stderr, "  %-7s %s", res, json_string_value(
+		    json_object_get(c, "name")));
+		if (res != NULL && strcmp(res, "PASS") != 0)
+			fprintf(stderr, ": %s%s%s = %s, bound %s %s",
+			    json_string_value(json_object_get(c, "metric")),
+			    stat ? " " : "", stat ? stat : "",
+			    json_is_number(json_object_get(c, "value")) ?
+			    num_human(json_number_value(json_object_get(c,
+			    "value")), unit, v, sizeof(v)) : "not measured",
+			    json_string_value(json_object_get(c, "op")),
+			    num_human(json_number_value(json_object_get(c,
+			    "bound")), unit, b, sizeof(b)));
+		fputc('\n', stderr);
+	}
+	fprintf(stderr, "  report: %s/report.md (and report.html)\n", run->dir);
+}
+
 int
 main(int argc, char **argv)
 {
 	struct run_opts opts;
 	struct run run;
 	struct sigaction sa;
-	char *peersset = NULL, err[1024], peerd[PATH_MAX];
+	char *peersset = NULL, err[1024], peerd[PATH_MAX], path[PATH_MAX];
 	bool dry = false, seed_given = false;
 	const char *replay_dir = NULL;
 	json_t *scn;
@@ -148,6 +238,11 @@ main(int argc, char **argv)
 	opts.argv = argv;
 	opts.argc = argc;
 	log_init("orchestrate", LOG_LVL_WARN, NULL);
+	/* Subcommands with options of their own, before getopt sees them. */
+	if (argc > 1 && strcmp(argv[1], "compare") == 0)
+		return compare_main(argc - 1, argv + 1);
+	if (argc > 1 && strcmp(argv[1], "sweep") == 0)
+		return sweep_main(argc - 1, argv + 1);
 	atexit(free_sets);
 	while ((ch = getopt_long(argc, argv, "hqv", longopts, NULL)) != -1) {
 		char *end;
@@ -228,6 +323,9 @@ main(int argc, char **argv)
 		case 'h':
 			usage(stdout);
 			return 0;
+		case 'V':
+			VERSION_PRINT("orchestrate");
+			return 0;
 		default:
 			usage(stderr);
 			return 2;
@@ -256,7 +354,8 @@ main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	} else {
-		scn = scenario_load(argv[optind], sets, nsets, err, sizeof(err));
+		scn = scenario_load(find_scenario(argv[optind], path,
+		    sizeof(path)), sets, nsets, err, sizeof(err));
 		if (scn == NULL)
 			fprintf(stderr, "orchestrate: %s\n", err);
 	}
@@ -286,23 +385,8 @@ main(int argc, char **argv)
 	run_scenario(&run, scn, &opts);
 	if (run.dir[0] != '\0' && access(run.dir, F_OK) == 0)
 		report_write(&run);
-	if (opts.verbose >= 0) {
-		size_t i;
-		json_t *c;
-
-		fprintf(stderr, "%s: %s in %.1f s (seed %llu)\n",
-		    json_string_value(json_object_get(scn, "name")),
-		    run.status == RUN_PASS ? "PASS" : run.status == RUN_FAIL ?
-		    "FAIL" : "ERROR", (double)(run.end_ms - run.t0_ms) / 1000.0,
-		    (unsigned long long)opts.seed);
-		if (run.status == RUN_ERROR)
-			fprintf(stderr, "  error: %s\n", run.error);
-		json_array_foreach(run.checks, i, c)
-			fprintf(stderr, "  %-7s %s\n", json_string_value(
-			    json_object_get(c, "result")), json_string_value(
-			    json_object_get(c, "name")));
-		fprintf(stderr, "  report: %s/report.md\n", run.dir);
-	}
+	if (opts.verbose >= 0)
+		print_summary(&run, scn, &opts);
 	ch = (int)run.status;
 	if (opts.keep && run.status != RUN_ERROR)
 		debug_print_kept(&run);
