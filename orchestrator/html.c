@@ -18,7 +18,6 @@
 #include "measures.h"
 #include "num.h"
 #include "page.h"
-#include "report.h"
 #include "xmalloc.h"
 
 /* The charts drawn from samples.ndjson: one row per sampled measure. */
@@ -153,7 +152,7 @@ checks(FILE *fp, const json_t *rep)
 	    "<th class=\"n\">value</th><th>bound</th><th>result</th></tr>\n",
 	    fp);
 	json_array_foreach(json_object_get(rep, "checks"), i, c) {
-		const char *unit = report_check_unit(ms, c);
+		const char *unit = measures_check_unit(ms, c);
 		char buf[NUM_BUF];
 
 		fputs("<tr><td>", fp);
@@ -311,6 +310,7 @@ series_chart(FILE *fp, const json_t *rep, const json_t *samples,
 	char (*names)[64] = xcalloc((size_t)np + 1, sizeof(*names));
 	size_t ns = 0, i;
 	json_t *l, *w;
+	bool nonzero = false;
 
 	json_array_foreach(samples, i, l) {
 		const json_t *v = sample_get(l, key);
@@ -322,6 +322,7 @@ series_chart(FILE *fp, const json_t *rep, const json_t *samples,
 		    p >= np || !json_is_number(v))
 			continue;
 		x = json_number_value(v);
+		nonzero |= x != 0;
 		if (!rate)
 			dv_push(&xs[p], t), dv_push(&ys[p], x / scale);
 		else if (seen[p] && t > lastt[p]) {
@@ -349,6 +350,7 @@ series_chart(FILE *fp, const json_t *rep, const json_t *samples,
 		se[ns].x = xs[p].v;
 		se[ns].y = ys[p].v;
 		se[ns].n = xs[p].n;
+		se[ns].hue = (int)p + 1;
 		ns++;
 	}
 	json_array_foreach(wins, i, w) {
@@ -356,7 +358,13 @@ series_chart(FILE *fp, const json_t *rep, const json_t *samples,
 		pw[i].x1 = json_number_value(json_object_get(w, "end_ms"));
 		pw[i].label = str(w, "label");
 	}
-	if (ns > 0) {
+	if (ns > 0 && !nonzero) {
+		fputs("<p class=\"muted flat\" data-chart=\"", fp);
+		page_esc(fp, id);
+		fputs("\">", fp);
+		page_esc(fp, title);
+		fputs(": 0 on every peer in every sample.</p>\n", fp);
+	} else if (ns > 0) {
 		struct page_chart c = { .id = id, .title = title,
 		    .xlabel = "time since the start", .xunit = "ms",
 		    .ylabel = title, .yunit = unit, .yzero = true,

@@ -38,6 +38,7 @@
 #include "compare.h"
 #include "debug.h"
 #include "log.h"
+#include "measures.h"
 #include "num.h"
 #include "replay.h"
 #include "report.h"
@@ -198,7 +199,7 @@ print_summary(const struct run *run, const json_t *scn,
 		fprintf(stderr, "  error: %s\n", run->error);
 	json_array_foreach(run->checks, i, c) {
 		const char *res = json_string_value(json_object_get(c, "result"));
-		const char *unit = report_check_unit(run->measures, c);
+		const char *unit = measures_check_unit(run->measures, c);
 		const char *stat = json_string_value(json_object_get(c, "stat"));
 		char v[NUM_BUF], b[NUM_BUF];
 

@@ -5,6 +5,8 @@
  */
 #include <string.h>
 
+#include <jansson.h>
+
 #include "measures.h"
 
 static const struct measure_info table[] = {
@@ -32,4 +34,21 @@ measures_better_text(enum measure_better b)
 {
 	return b == MEASURE_LOWER ? "lower is better" : b == MEASURE_HIGHER ?
 	    "higher is better" : "neither";
+}
+
+const char *
+measures_check_unit(const json_t *measures, const json_t *check)
+{
+	const char *metric = json_string_value(json_object_get(check,
+	    "metric"));
+	const char *stat = json_string_value(json_object_get(check, "stat"));
+	const char *unit;
+
+	if (metric == NULL)
+		return "";
+	if (stat != NULL && strcmp(stat, "count") == 0)
+		return "count";
+	unit = json_string_value(json_object_get(json_object_get(measures,
+	    metric), "unit"));
+	return unit != NULL ? unit : measures_find(metric)->unit;
 }

@@ -81,6 +81,11 @@ struct measure_info {
  * unit is ms) gets a row of its own: lower is better.  Never NULL.
  */
 const struct measure_info *measures_find(const char *name);
+/* The unit of a check's value and bound (report.json's "checks" row
+ * against its "measures"): the measure's, or "count" for a count stat. */
+struct json_t;
+const char	*measures_check_unit(const struct json_t *measures,
+		    const struct json_t *check);
 /* "lower is better", "higher is better" or "neither". */
 const char	*measures_better_text(enum measure_better b);
 

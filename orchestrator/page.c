@@ -295,7 +295,8 @@ page_chart(FILE *fp, const struct page_chart *c)
 	draw_axes(fp, c, &x, &y);
 	for (size_t s = 0; s < c->nseries; s++) {
 		const struct page_series *se = &c->series[s];
-		const char *col = colours[s % NCOLOURS];
+		const char *col = colours[(se->hue > 0 ? (size_t)se->hue - 1 :
+		    s) % NCOLOURS];
 		double py0 = ax_map(&y, y.log ? pow(10, y.lo) : fmax(y.lo, 0));
 
 		if (se->bars) {

@@ -22,6 +22,8 @@ struct page_series {
 	const double	*ylo, *yhi;	/* an error bar per point, or NULL */
 	bool		 bars;		/* bars from 0 instead of a line */
 	bool		 steps;		/* a step line (a CDF) */
+	int		 hue;		/* 0: by position; k: colour k - 1, so
+					 * a peer keeps its colour throughout */
 };
 
 struct page_window {			/* a shaded span of x */

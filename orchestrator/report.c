@@ -349,7 +349,7 @@ write_md(const struct run *r)
 		const char *stat = json_string_value(json_object_get(v, "stat"));
 		const char *metric = json_string_value(json_object_get(v,
 		    "metric"));
-		const char *unit = report_check_unit(r->measures, v);
+		const char *unit = measures_check_unit(r->measures, v);
 
 		fprintf(fp, "| %s | %s%s%s | ", json_string_value(
 		    json_object_get(v, "name")), metric, stat ? " " : "",
@@ -372,23 +372,6 @@ write_md(const struct run *r)
 	    "so any one of them can be started again by hand (see "
 	    "docs/debugging.md).\n");
 	fclose(fp);
-}
-
-const char *
-report_check_unit(const json_t *measures, const json_t *check)
-{
-	const char *metric = json_string_value(json_object_get(check,
-	    "metric"));
-	const char *stat = json_string_value(json_object_get(check, "stat"));
-	const char *unit;
-
-	if (metric == NULL)
-		return "";
-	if (stat != NULL && strcmp(stat, "count") == 0)
-		return "count";
-	unit = json_string_value(json_object_get(json_object_get(measures,
-	    metric), "unit"));
-	return unit != NULL ? unit : measures_find(metric)->unit;
 }
 
 /* One CSV field, quoted when RFC 4180 asks (a comma, a quote, a line

@@ -20,8 +20,6 @@ json_t	*report_build_json(void);
 /* Write run.json, report.json, report.md, report.csv, report.html.
  * 0 or -1. */
 int	 report_write(const struct run *r);
-/* The unit of a check's value and bound (its measure's). */
-const char *report_check_unit(const json_t *measures, const json_t *check);
 /* report.csv's header line: run,scenario,seed,status,measure,stat,value,unit */
 void	 report_csv_header(FILE *fp);
 /* The CSV rows of one report.json object (one per measure and stat). */

@@ -24,7 +24,6 @@
 #include "measures.h"
 #include "num.h"
 #include "page.h"
-#include "report.h"
 #include "sweep.h"
 #include "xmalloc.h"
 
