@@ -136,7 +136,7 @@ $(O)/peerctl: $(O)/obj/orchestrator/peerctl.o $(VERSION_OBJ) $(LIBCOMMON)
 $(TCPSTREAM): $(O)/obj/bench/tcpstream/tcpstream.o $(VERSION_OBJ)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^
 
-$(O)/bench: $(BENCH_OBJ) $(LIBCOMMON)
+$(O)/bench: $(BENCH_OBJ) $(VERSION_OBJ) $(LIBCOMMON)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
 
 # ---- tests ---------------------------------------------------------------

@@ -24,6 +24,7 @@
 #include <sys/utsname.h>
 
 #include "bench.h"
+#include "version.h"
 
 volatile uint64_t bench_sink;
 
@@ -97,7 +98,8 @@ usage(FILE *f)
 	    "  -l         list the selected rows and exit\n"
 	    "  --json     print a JSON array of results instead of a table\n"
 	    "  --quick    short warm-up and samples (a smoke test, not figures)\n"
-	    "  --samples  samples per row (default 20, 5 with --quick)\n");
+	    "  --samples  samples per row (default 20, 5 with --quick)\n"
+	    "  --help, --version\n");
 }
 
 static int
@@ -484,6 +486,10 @@ main(int argc, char **argv)
 			o.quick = true;
 		else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
 			usage(stdout);
+			free(filters);
+			return 0;
+		} else if (strcmp(a, "--version") == 0) {
+			VERSION_PRINT("bench");
 			free(filters);
 			return 0;
 		} else if (strcmp(a, "--samples") == 0 ||

@@ -132,33 +132,38 @@ close_window(json_t *open, json_t *done, json_t *w, double t)
 		}
 }
 
-/* Open a window of kind for peer at t, joining one opened at the same
- * instant (a partition is one fault event per peer). */
+/* Open a window of kind for peer at t, joining one of the same kind the
+ * same step opened (a partition is one fault event per peer). */
 static void
-open_add(json_t *open, const char *kind, json_int_t peer, json_t *t)
+open_add(json_t *open, const char *kind, json_int_t peer, json_t *t,
+    json_int_t step)
 {
 	json_t *w;
 	size_t i;
 
 	json_array_foreach(open, i, w)
-		if (strcmp(str(w, "kind"), kind) == 0 && json_equal(
-		    json_object_get(w, "start_ms"), t)) {
+		if (strcmp(str(w, "kind"), kind) == 0 && json_integer_value(
+		    json_object_get(w, "step")) == step) {
 			json_array_append_new(json_object_get(w, "peers"),
 			    json_integer(peer));
 			return;
 		}
-	json_array_append_new(open, json_pack("{s:s, s:O, s:[I]}", "kind", kind,
-	    "start_ms", t, "peers", peer));
+	json_array_append_new(open, json_pack("{s:s, s:O, s:I, s:[I]}", "kind",
+	    kind, "start_ms", t, "step", step, "peers", peer));
 }
 
 json_t *
 bundle_windows(const json_t *timeline, double end_ms)
 {
 	json_t *open = json_array(), *done = json_array(), *ev, *w;
+	json_int_t step = -1;
 	size_t i;
 
 	json_array_foreach(timeline, i, ev) {
 		const char *e = str(ev, "event");
+
+		if (strcmp(e, "step_start") == 0)
+			step = json_integer_value(json_object_get(ev, "step"));
 		json_int_t peer = json_integer_value(json_object_get(ev, "peer"));
 		json_t *t = json_object_get(ev, "t_ms");
 		double tm = json_number_value(t);
@@ -173,18 +178,18 @@ bundle_windows(const json_t *timeline, double end_ms)
 				if ((w = open_window(open, "pause", peer)) != NULL)
 					close_window(open, done, w, tm);
 			} else if (strcmp(sig, "STOP") == 0)
-				open_add(open, "pause", peer, t);
+				open_add(open, "pause", peer, t, step);
 			else if (strcmp(sig, "KILL") == 0)
-				open_add(open, "kill", peer, t);
+				open_add(open, "kill", peer, t, step);
 			else if (strcmp(sig, "TERM") == 0)
-				open_add(open, "stop", peer, t);
+				open_add(open, "stop", peer, t, step);
 		} else if (strcmp(e, "peer_started") == 0 || strcmp(e,
 		    "crash") == 0) {
 			if ((w = open_window(open, "kill", peer)) != NULL ||
 			    (w = open_window(open, "stop", peer)) != NULL)
 				close_window(open, done, w, tm);
 			if (strcmp(e, "crash") == 0)
-				open_add(open, "crash", peer, t);
+				open_add(open, "crash", peer, t, step);
 		} else if (strcmp(e, "fault") == 0) {
 			json_t *args = json_object_get(ev, "args");
 			json_t *part = json_object_get(args, "partition");
@@ -195,9 +200,9 @@ bundle_windows(const json_t *timeline, double end_ms)
 			if (json_is_true(json_object_get(args, "clear")))
 				continue;
 			if (json_is_array(part))
-				open_add(open, "partition", peer, t);
+				open_add(open, "partition", peer, t, step);
 			else
-				open_add(open, "fault", peer, t);
+				open_add(open, "fault", peer, t, step);
 		}
 	}
 	while (json_array_size(open) > 0)

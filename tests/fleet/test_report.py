@@ -23,7 +23,7 @@ ORCH = os.path.join(BUILD, "orchestrate")
 SAMPLED = {"gauges.records": False, "gauges.links": False,
            "frames.out": True, "bytes.out": True, "space.writes": False,
            "takes.won": False}
-PROGRAMS = ["orchestrate", "peerd", "peerctl", "tcpstream"]
+PROGRAMS = ["orchestrate", "peerd", "peerctl", "tcpstream", "bench"]
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu",
                   "--disable-quic", "--no-first-run",
                   "--disable-background-networking",
@@ -273,6 +273,47 @@ def test_csv_exact_json_clean_build_recorded_failed_check_explained():
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+FAULTS = {
+    "name": "faults", "description": "every kind of window", "sample_ms": 100,
+    "fleet": {"peers": 3},
+    "steps": [
+        {"action": "start"}, {"action": "wait", "until": "connected"},
+        {"action": "pause", "peer": 1}, {"action": "sleep", "ms": 300},
+        {"action": "resume", "peer": 1},
+        {"action": "fault", "partition": [[0], [1, 2]]},
+        {"action": "sleep", "ms": 300},
+        {"action": "fault", "peer": "all", "clear": True},
+        {"action": "fault", "peer": 2, "delay_ms": 20},
+        {"action": "sleep", "ms": 200},
+        {"action": "stop", "peer": 2}, {"action": "sleep", "ms": 200}]}
+
+
+def test_every_fault_window_is_shaded_and_labelled():
+    tmp = tempfile.mkdtemp(prefix="report-", dir="/tmp")
+    try:
+        path = os.path.join(tmp, "faults.json")
+        with open(path, "w") as fh:
+            json.dump(FAULTS, fh)
+        p = subprocess.run([ORCH, path, "--out", tmp, "--seed", "1", "-q"],
+                           stderr=subprocess.PIPE, timeout=120)
+        assert p.returncode == 0, p.stderr.decode()[-2000:]
+        run_dir = os.path.join(tmp, "latest")
+        with open(os.path.join(run_dir, "report.html")) as fh:
+            page = fh.read()
+        chart = page.split('data-chart="samples:gauges.links"', 1)[1]
+        chart = chart.split("</figure>", 1)[0]
+        labels = [x.split('"', 1)[0] for x in chart.split('data-label="')[1:]]
+        assert sorted(labels) == ["fault p2", "partition p0,p1,p2",
+                                  "pause p1", "stop p2"], labels
+        # each window spans its steps: pause from the pause to the resume
+        with open(os.path.join(run_dir, "timeline.ndjson")) as fh:
+            ev = [json.loads(l) for l in fh]
+        sig = [e for e in ev if e["event"] == "signal" and e["peer"] == 1]
+        assert [e["signal"] for e in sig] == ["STOP", "CONT"]
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 def test_every_program_has_help_on_stdout_and_version():
     for prog in PROGRAMS:
         path = os.path.join(BUILD, prog)
@@ -309,4 +350,5 @@ if __name__ == "__main__":
     run([test_docs_list_the_one_measure_table,
          test_report_html_draws_every_chart_and_fetches_nothing,
          test_csv_exact_json_clean_build_recorded_failed_check_explained,
+         test_every_fault_window_is_shaded_and_labelled,
          test_every_program_has_help_on_stdout_and_version])
