@@ -519,7 +519,7 @@ peers(FILE *fp, const char *dir, const json_t *rep)
 	    "<th class=\"n\">max RSS</th><th class=\"n\">frames out</th>"
 	    "<th class=\"n\">bytes out</th></tr>\n", fp);
 	json_array_foreach(rows, i, row) {
-		char path[1100], buf[NUM_BUF];
+		char path[1100];
 		json_t *m, *up, *c = json_object_get(row, "cpu_s");
 		double wall;
 
@@ -554,7 +554,6 @@ peers(FILE *fp, const char *dir, const json_t *rep)
 			    "max_rss_kib")) * 1024;
 			k++;
 		}
-		(void)buf;
 		json_decref(m);
 	}
 	fputs("</table>\n<p class=\"muted\">A peer that was killed or crashed "

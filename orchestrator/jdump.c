@@ -8,6 +8,7 @@
 
 #include "jdump.h"
 #include "num.h"
+#include "xmalloc.h"
 
 static int
 cmp_key(const void *a, const void *b)
@@ -38,13 +39,11 @@ dump(const json_t *j, FILE *fp, int depth)
 			fputs("{}", fp);
 			break;
 		}
-		keys = calloc(n, sizeof(*keys));
+		keys = xcalloc(n, sizeof(*keys));
 		i = 0;
 		json_object_foreach((json_t *)j, k, v)
-			if (keys != NULL && i < n)
+			if (i < n)
 				keys[i++] = k;
-		if (keys == NULL)
-			abort();
 		qsort(keys, i, sizeof(*keys), cmp_key);
 		fputc('{', fp);
 		for (size_t x = 0; x < i; x++) {

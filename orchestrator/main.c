@@ -11,6 +11,7 @@
  *                                 whose outcome differs
  *   orchestrate compare RUN_A RUN_B [--fail-above PCT]    (compare.c)
  *   orchestrate sweep SCENARIO --set KEY=V1,V2 [--repeat K] (sweep.c)
+ *   orchestrate report RUN_DIR    draw a bundle's report.html again
  *   orchestrate --version | --help
  *
  * SCENARIO is a file, or the name of an installed scenario ("churn":
@@ -37,6 +38,7 @@
 
 #include "compare.h"
 #include "debug.h"
+#include "html.h"
 #include "log.h"
 #include "measures.h"
 #include "num.h"
@@ -103,6 +105,7 @@ usage(FILE *fp)
 "       orchestrate replay RUN_DIR    run a bundle's scenario and seed again\n"
 "       orchestrate compare RUN_A RUN_B [--fail-above PCT]  (--help: more)\n"
 "       orchestrate sweep SCENARIO --set KEY=V1,V2,... [--repeat K]\n"
+"       orchestrate report RUN_DIR    draw a bundle's report.html again\n"
 "       orchestrate --version\n"
 "\n"
 "exit status: 0 every check passed, 1 a check failed or could not be\n"
@@ -338,6 +341,13 @@ main(int argc, char **argv)
 			return 2;
 		}
 		return debug_down(argv[optind + 1]);
+	}
+	if (optind < argc && strcmp(argv[optind], "report") == 0) {
+		if (optind != argc - 2) {
+			usage(stderr);
+			return 2;
+		}
+		return html_write(argv[optind + 1]) == 0 ? 0 : 2;
 	}
 	if (optind < argc && strcmp(argv[optind], "replay") == 0) {
 		if (optind != argc - 2) {

@@ -29,12 +29,6 @@ measures_find(const char *name)
 	return &wait_row;
 }
 
-const char *
-measures_better_text(enum measure_better b)
-{
-	return b == MEASURE_LOWER ? "lower is better" : b == MEASURE_HIGHER ?
-	    "higher is better" : "neither";
-}
 
 const char *
 measures_check_unit(const json_t *measures, const json_t *check)

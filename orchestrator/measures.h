@@ -86,7 +86,5 @@ const struct measure_info *measures_find(const char *name);
 struct json_t;
 const char	*measures_check_unit(const struct json_t *measures,
 		    const struct json_t *check);
-/* "lower is better", "higher is better" or "neither". */
-const char	*measures_better_text(enum measure_better b);
 
 #endif

@@ -125,12 +125,17 @@ ax_fit(struct axis *a, double lo, double hi, bool log_, bool zero)
 	a->hi = hi;
 }
 
-/* The tick step of a linear axis: 1, 2 or 5 x 10^k, about 5 ticks. */
+/* The tick step of a linear axis, about 5 ticks: 1, 2 or 5 x 10^k; for
+ * bytes 1, 2 or 5 x 10^k x 1024^j, so the labels read 256 KiB, 2 MiB. */
 static double
-ax_step(const struct axis *a)
+ax_step(const struct axis *a, const char *unit)
 {
-	double raw = (a->hi - a->lo) / 5, m = pow(10, floor(log10(raw)));
+	double raw = (a->hi - a->lo) / 5, base = 1, m;
 
+	if (unit != NULL && strcmp(unit, "bytes") == 0)
+		while (raw / base >= 1024)
+			base *= 1024;
+	m = pow(10, floor(log10(raw / base))) * base;
 	return raw / m >= 5 ? 5 * m : raw / m >= 2 ? 2 * m : m;
 }
 
@@ -161,7 +166,7 @@ draw_axes(FILE *fp, const struct page_chart *c, const struct axis *x,
 			fputs("</text>\n", fp);
 		}
 	} else {
-		step = ax_step(y);
+		step = ax_step(y, c->yunit);
 		for (v = ceil(y->lo / step) * step; v <= y->hi + step * 1e-9;
 		    v += step) {
 			double py = ax_map(y, v);
@@ -196,7 +201,7 @@ draw_axes(FILE *fp, const struct page_chart *c, const struct axis *x,
 			fputs("</text>\n", fp);
 		}
 	} else {
-		step = ax_step(x);
+		step = ax_step(x, c->xunit);
 		for (v = ceil(x->lo / step) * step; v <= x->hi + step * 1e-9;
 		    v += step) {
 			double px = ax_map(x, v);

@@ -392,8 +392,9 @@ csv_field(FILE *fp, const char *s, bool last)
 	fputs(last ? "\r\n" : ",", fp);
 }
 
-void
-report_csv_header(FILE *fp)
+/* report.csv's header line. */
+static void
+csv_header(FILE *fp)
 {
 	static const char *const cols[] = { "run", "scenario", "seed",
 	    "status", "measure", "stat", "value", "unit", NULL };
@@ -402,8 +403,9 @@ report_csv_header(FILE *fp)
 		csv_field(fp, cols[i], cols[i + 1] == NULL);
 }
 
-void
-report_csv_rows(FILE *fp, const json_t *report)
+/* The rows of one report.json object: one per measure and stat. */
+static void
+csv_rows(FILE *fp, const json_t *report)
 {
 	static const char *const lat_keys[] = { "count", "p50", "p90", "p99",
 	    "p999", "max", NULL };
@@ -452,8 +454,8 @@ write_csv(const char *dir, const json_t *report)
 	snprintf(path, sizeof(path), "%s/report.csv", dir);
 	if ((fp = fopen(path, "w")) == NULL)
 		return;
-	report_csv_header(fp);
-	report_csv_rows(fp, report);
+	csv_header(fp);
+	csv_rows(fp, report);
 	fclose(fp);
 }
 

@@ -7,8 +7,6 @@
 #ifndef REPORT_H
 #define REPORT_H
 
-#include <stdio.h>
-
 #include <jansson.h>
 
 struct run;
@@ -20,9 +18,5 @@ json_t	*report_build_json(void);
 /* Write run.json, report.json, report.md, report.csv, report.html.
  * 0 or -1. */
 int	 report_write(const struct run *r);
-/* report.csv's header line: run,scenario,seed,status,measure,stat,value,unit */
-void	 report_csv_header(FILE *fp);
-/* The CSV rows of one report.json object (one per measure and stat). */
-void	 report_csv_rows(FILE *fp, const json_t *report);
 
 #endif

@@ -207,6 +207,12 @@ def test_report_html_draws_every_chart_and_fetches_nothing():
         # nothing fetched: neither by report.html nor by the harness
         assert page_requests(os.path.join(tmp, "net.json")) == []
         assert "<script" not in page and "<link" not in page
+        # drawn again from the files alone, the same page
+        os.unlink(html)
+        r = subprocess.run([ORCH, "report", run_dir], timeout=60)
+        assert r.returncode == 0
+        with open(html) as fh:
+            assert fh.read() == page
         # the detection works: a page that fetches is seen
         control = os.path.join(tmp, "control.html")
         with open(control, "w") as fh:
