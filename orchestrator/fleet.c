@@ -22,6 +22,7 @@
 
 #include "clock.h"
 #include "fleet.h"
+#include "knob.h"
 #include "log.h"
 #include "xmalloc.h"
 
@@ -117,8 +118,7 @@ argv_knobs(char ***argv, int *n, json_t *knobs)
 	json_object_foreach(knobs, k, v) {
 		snprintf(flag, sizeof(flag), "--%s", k);
 		/* A switch without a value: 1 passes it, 0 leaves it out. */
-		if (strcmp(k, "test-hooks") == 0 ||
-		    strcmp(k, "direct-io") == 0) {
+		if (knob_find(k) != NULL && knob_find(k)->type == KNOB_SWITCH) {
 			if (json_integer_value(v) == 1)
 				argv_push(argv, n, flag);
 			continue;

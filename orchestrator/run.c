@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "action.h"
 #include "clock.h"
 #include "debug.h"
 #include "fleet.h"
@@ -538,7 +539,7 @@ start_peer(struct run *r, struct peer *p, char **seeds, int nseeds)
 /* ---- actions ----------------------------------------------------------- */
 
 static int
-act_start(struct run *r, json_t *step)
+act_start(struct run *r, json_t *step, uint64_t deadline)
 {
 	json_t *fleet = json_object_get(r->scn, "fleet");
 	json_int_t n = json_integer_value(json_object_get(fleet, "peers"));
@@ -547,6 +548,7 @@ act_start(struct run *r, json_t *step)
 	struct peer *ps[FLEET_MAX_PEERS];
 	int np;
 
+	(void)deadline;
 	while (r->fleet.npeers < n)
 		if (fleet_add(&r->fleet, NULL) == NULL)
 			return fail(r, "too many peers");
@@ -638,12 +640,37 @@ signal_one(struct run *r, struct peer *p, const char *action, int sig,
 }
 
 static int
-act_restart(struct run *r, json_t *step)
+act_stop(struct run *r, json_t *step, uint64_t deadline)
+{
+	return act_signal(r, step, SIGTERM, deadline);
+}
+
+static int
+act_kill(struct run *r, json_t *step, uint64_t deadline)
+{
+	return act_signal(r, step, SIGKILL, deadline);
+}
+
+static int
+act_pause(struct run *r, json_t *step, uint64_t deadline)
+{
+	return act_signal(r, step, SIGSTOP, deadline);
+}
+
+static int
+act_resume(struct run *r, json_t *step, uint64_t deadline)
+{
+	return act_signal(r, step, SIGCONT, deadline);
+}
+
+static int
+act_restart(struct run *r, json_t *step, uint64_t deadline)
 {
 	struct peer *ps[FLEET_MAX_PEERS];
 	char *seeds[3];
 	int ns, np;
 
+	(void)deadline;
 	np = select_peers(r, json_object_get(step, "peer"), ps,
 	    FLEET_MAX_PEERS, false);
 	if (np <= 0)
@@ -666,13 +693,14 @@ act_restart(struct run *r, json_t *step)
 }
 
 static int
-act_join(struct run *r, json_t *step)
+act_join(struct run *r, json_t *step, uint64_t deadline)
 {
 	json_t *knobs = json_object_get(step, "knobs");
 	struct peer *p;
 	char *seeds[3];
 	int ns;
 
+	(void)deadline;
 	if ((p = fleet_add(&r->fleet, json_is_object(knobs) ? knobs : NULL)) ==
 	    NULL)
 		return fail(r, "join: too many peers");
@@ -681,13 +709,14 @@ act_join(struct run *r, json_t *step)
 }
 
 static int
-act_connect(struct run *r, json_t *step)
+act_connect(struct run *r, json_t *step, uint64_t deadline)
 {
 	struct peer *from = one_peer(r, step, "from"), *to = one_peer(r, step,
 	    "to");
 	char err[256];
 	json_t *args, *res;
 
+	(void)deadline;
 	if (from == NULL || to == NULL)
 		return fail(r, "connect: no such peer");
 	args = json_pack("{s:s}", "addr", to->listen);
@@ -839,13 +868,14 @@ act_take(struct run *r, json_t *step, uint64_t deadline)
 }
 
 static int
-act_fault(struct run *r, json_t *step)
+act_fault(struct run *r, json_t *step, uint64_t deadline)
 {
 	struct peer *ps[FLEET_MAX_PEERS];
 	json_t *part = json_object_get(step, "partition");
 	char err[256];
 	int np;
 
+	(void)deadline;
 	np = select_peers(r, json_is_array(part) ? NULL :
 	    json_object_get(step, "peer"), ps, FLEET_MAX_PEERS, true);
 	if (np < 0)
@@ -1243,10 +1273,13 @@ gather_swarm(struct run *r)
 /* ---- conditions -------------------------------------------------------- */
 
 static int
-cond_connected(struct run *r, char *why, size_t len)
+cond_connected(struct run *r, json_t *step, uint64_t deadline, char *why,
+    size_t len)
 {
 	char err[256];
 
+	(void)step;
+	(void)deadline;
 	for (int i = 0; i < r->fleet.npeers; i++) {
 		struct peer *p = r->fleet.peers[i];
 		json_t *res, *m;
@@ -1283,12 +1316,15 @@ cond_connected(struct run *r, char *why, size_t len)
 }
 
 static int
-cond_converged(struct run *r, char *why, size_t len)
+cond_converged(struct run *r, json_t *step, uint64_t deadline, char *why,
+    size_t len)
 {
 	char err[256];
 	json_int_t first = 0;
 	bool have = false;
 
+	(void)step;
+	(void)deadline;
 	for (int i = 0; i < r->fleet.npeers; i++) {
 		struct peer *p = r->fleet.peers[i];
 		json_t *args, *res;
@@ -1319,10 +1355,13 @@ cond_converged(struct run *r, char *why, size_t len)
 
 /* Every written id on every running peer. */
 static int
-cond_visible(struct run *r, char *why, size_t len)
+cond_visible(struct run *r, json_t *step, uint64_t deadline, char *why,
+    size_t len)
 {
 	char err[256];
 
+	(void)step;
+	(void)deadline;
 	for (int i = 0; i < r->fleet.npeers; i++) {
 		struct peer *p = r->fleet.peers[i];
 		json_t *res, *have, *v;
@@ -1392,6 +1431,60 @@ compare(double a, const char *op, double b)
 	return false;
 }
 
+/* Every fetcher complete (wait_fetched waits itself, bounded). */
+static int
+cond_fetched(struct run *r, json_t *step, uint64_t deadline, char *why,
+    size_t len)
+{
+	(void)step;
+	(void)why;
+	(void)len;
+	return wait_fetched(r, deadline) == -1 ? -1 : 1;
+}
+
+/* Every task written so far taken. */
+static int
+cond_taken(struct run *r, json_t *step, uint64_t deadline, char *why,
+    size_t len)
+{
+	(void)step;
+	(void)deadline;
+	collect_all_takes(r);
+	snprintf(why, len, "%zu of %zu taken", taken_count(r),
+	    json_object_size(r->writes));
+	return taken_count(r) >= json_object_size(r->writes);
+}
+
+/* A measure (or a fleet counter) against the step's op and value. */
+static int
+cond_metric(struct run *r, json_t *step, uint64_t deadline, char *why,
+    size_t len)
+{
+	const char *m = json_string_value(json_object_get(step, "metric"));
+	json_t *mv = json_object_get(json_object_get(r->measures, m), "value");
+	bool have = json_is_number(mv);
+	double v = have ? json_number_value(mv) : 0;
+
+	(void)deadline;
+	if (strncmp(m, "counters.", 9) == 0)
+		v = fleet_counter(r, m + 9, &have);
+	snprintf(why, len, "%s = %g", m, v);
+	return have && compare(v, json_string_value(json_object_get(step,
+	    "op")), json_number_value(json_object_get(step, "value")));
+}
+
+/*
+ * The engine's half of CONDITIONS() (action.h): 1 holds, 0 not yet (why
+ * says what is missing), -1 the run stops.
+ */
+#define COND_ROW(n) { #n, cond_##n },
+static const struct {
+	const char	*name;
+	int		(*eval)(struct run *, json_t *, uint64_t, char *,
+			    size_t);
+} conditions[] = { CONDITIONS(COND_ROW) };
+#undef COND_ROW
+
 static int
 act_wait(struct run *r, json_t *step, uint64_t deadline)
 {
@@ -1400,41 +1493,19 @@ act_wait(struct run *r, json_t *step, uint64_t deadline)
 	    "measure"));
 	uint64_t start = clock_mono_ms();
 	char why[300] = "";
+	size_t c;
 
+	for (c = 0; c < sizeof(conditions) / sizeof(conditions[0]); c++)
+		if (strcmp(conditions[c].name, until) == 0)
+			break;
+	if (c == sizeof(conditions) / sizeof(conditions[0]))
+		return fail(r, "unknown condition \"%s\"", until);
 	for (;;) {
-		int ok = 0;
+		int ok = conditions[c].eval(r, step, deadline, why,
+		    sizeof(why));
 
-		if (strcmp(until, "connected") == 0)
-			ok = cond_connected(r, why, sizeof(why));
-		else if (strcmp(until, "converged") == 0)
-			ok = cond_converged(r, why, sizeof(why));
-		else if (strcmp(until, "visible") == 0)
-			ok = cond_visible(r, why, sizeof(why));
-		else if (strcmp(until, "fetched") == 0) {
-			if (wait_fetched(r, deadline) == -1)
-				return -1;
-			ok = 1;
-		} else if (strcmp(until, "taken") == 0) {
-			collect_all_takes(r);
-			ok = taken_count(r) >= json_object_size(r->writes);
-			snprintf(why, sizeof(why), "%zu of %zu taken",
-			    taken_count(r), json_object_size(r->writes));
-		} else if (strcmp(until, "metric") == 0) {
-			const char *m = json_string_value(json_object_get(step,
-			    "metric"));
-			json_t *mv = json_object_get(json_object_get(r->measures,
-			    m), "value");
-			bool have = json_is_number(mv);
-			double v = have ? json_number_value(mv) : 0;
-
-			if (strncmp(m, "counters.", 9) == 0)
-				v = fleet_counter(r, m + 9, &have);
-
-			ok = have && compare(v, json_string_value(
-			    json_object_get(step, "op")), json_number_value(
-			    json_object_get(step, "value")));
-			snprintf(why, sizeof(why), "%s = %g", m, v);
-		}
+		if (ok == -1)
+			return -1;
 		if (ok)
 			break;
 		if (clock_mono_ms() >= deadline) {
@@ -1456,11 +1527,12 @@ act_wait(struct run *r, json_t *step, uint64_t deadline)
 }
 
 static int
-act_sleep(struct run *r, json_t *step)
+act_sleep(struct run *r, json_t *step, uint64_t deadline)
 {
 	uint64_t until = clock_mono_ms() + (uint64_t)json_integer_value(
 	    json_object_get(step, "ms"));
 
+	(void)deadline;
 	while (clock_mono_ms() < until) {
 		if (housekeep(r) == -1)
 			return -1;
@@ -1470,6 +1542,23 @@ act_sleep(struct run *r, json_t *step)
 }
 
 static int
+act_mark(struct run *r, json_t *step, uint64_t deadline)
+{
+	(void)r;
+	(void)step;
+	(void)deadline;
+	return 0;
+}
+
+/* The engine's half of ACTIONS() (action.h): a step's function by name. */
+#define ACTION_EXEC(n, fields, check) { #n, act_##n },
+static const struct {
+	const char	*name;
+	int		(*exec)(struct run *, json_t *, uint64_t);
+} actions[] = { ACTIONS(ACTION_EXEC) };
+#undef ACTION_EXEC
+
+static int
 run_step(struct run *r, json_t *step)
 {
 	const char *a = json_string_value(json_object_get(step, "action"));
@@ -1477,22 +1566,9 @@ run_step(struct run *r, json_t *step)
 	uint64_t deadline = clock_mono_ms() + (uint64_t)(1000.0 *
 	    (json_is_number(tmo) ? json_number_value(tmo) : 60));
 
-	if (strcmp(a, "start") == 0) return act_start(r, step);
-	if (strcmp(a, "stop") == 0) return act_signal(r, step, SIGTERM, deadline);
-	if (strcmp(a, "kill") == 0) return act_signal(r, step, SIGKILL, deadline);
-	if (strcmp(a, "pause") == 0) return act_signal(r, step, SIGSTOP, deadline);
-	if (strcmp(a, "resume") == 0) return act_signal(r, step, SIGCONT, deadline);
-	if (strcmp(a, "restart") == 0) return act_restart(r, step);
-	if (strcmp(a, "join") == 0) return act_join(r, step);
-	if (strcmp(a, "connect") == 0) return act_connect(r, step);
-	if (strcmp(a, "write") == 0) return act_write(r, step, deadline);
-	if (strcmp(a, "take") == 0) return act_take(r, step, deadline);
-	if (strcmp(a, "fault") == 0) return act_fault(r, step);
-	if (strcmp(a, "wait") == 0) return act_wait(r, step, deadline);
-	if (strcmp(a, "sleep") == 0) return act_sleep(r, step);
-	if (strcmp(a, "mark") == 0) return 0;
-	if (strcmp(a, "publish") == 0) return act_publish(r, step, deadline);
-	if (strcmp(a, "fetch") == 0) return act_fetch(r, step, deadline);
+	for (size_t i = 0; i < sizeof(actions) / sizeof(actions[0]); i++)
+		if (strcmp(actions[i].name, a) == 0)
+			return actions[i].exec(r, step, deadline);
 	return fail(r, "unknown action \"%s\"", a);
 }
 

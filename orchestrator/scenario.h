@@ -28,9 +28,9 @@
  *     "binding":   "tcp"
  *     "topology":  "mesh" | "ring" | "star" | {"random": int 1..1024}
  *     "knobs":     {FLAG: value} peerd flags without "--", in file order;
- *                  every value is an int within peerd's own range for
- *                  that flag, except "log-level": "error"|"warn"|"info"|
- *                  "debug"
+ *                  every value is an int within that flag's range in
+ *                  common/knob.h, except "log-level": "error"|"warn"|
+ *                  "info"|"debug"
  *   },
  *   "steps": [ at least one STEP ],
  *   "checks": [ zero or more CHECK ]
