@@ -21,6 +21,7 @@
 #include <wordexp.h>
 
 #include "clock.h"
+#include "ctl.h"
 #include "fleet.h"
 #include "knob.h"
 #include "log.h"
@@ -500,6 +501,7 @@ fleet_disconnect(struct peer *p)
 	if (p->ctl_fd != -1)
 		close(p->ctl_fd);
 	p->ctl_fd = -1;
+	ctl_close(p);
 	p->rlen = 0;
 }
 
@@ -635,6 +637,7 @@ fleet_free(struct fleet *f)
 		struct peer *p = f->peers[i];
 
 		fleet_disconnect(p);
+		ctl_free(p);
 		argv_free(p->argv);
 		argv_free(p->wrap);
 		json_decref(p->knobs);

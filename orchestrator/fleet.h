@@ -28,6 +28,8 @@ enum peer_state {
 	PEER_CRASHED,		/* exited on its own: a failure */
 };
 
+struct ctl;
+
 struct peer {
 	int		 index;
 	char		 name[32];
@@ -41,7 +43,8 @@ struct peer {
 	int		 exit_status;	/* waitpid status of the last exit */
 	bool		 expect_exit;	/* we sent TERM/KILL */
 	char		**argv;		/* the last command line */
-	int		 ctl_fd;	/* -1 until connected */
+	int		 ctl_fd;	/* fleet_call's: -1 until connected */
+	struct ctl	*ctl;		/* ctl.c's asynchronous client */
 	char		*rbuf;
 	size_t		 rlen, rcap;
 	int		 next_id;
@@ -53,6 +56,10 @@ struct peer {
 	bool		 hold;		/* start with --hold */
 	uint64_t	 activity;	/* watchdog: last "activity" seen */
 	uint64_t	 answered_ms;	/* watchdog: last answer */
+	bool		 hello_inflight;	/* watchdog: a hello not answered */
+	bool		 takes_inflight;	/* a "takes" call not answered */
+	bool		 stuck;		/* missed a bound: no more calls */
+	char		 verdict[160];	/* the watchdog's: starved or stuck */
 };
 
 struct fleet {

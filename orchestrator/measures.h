@@ -23,6 +23,8 @@
 	X("fleet.frames_out", 0)			\
 	X("fleet.bytes_out", 0)				\
 	X("fleet.bad_frames", 0)			\
+	X("fleet.start_ms", 0)				\
+	X("engine.sample_round_ms", 0)			\
 	X("swarm.wall_ms", 0)				\
 	X("swarm.aggregate_mib_s", 0)			\
 	X("swarm.seeder_share", 0)			\

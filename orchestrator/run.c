@@ -23,6 +23,7 @@
 
 #include "action.h"
 #include "clock.h"
+#include "ctl.h"
 #include "debug.h"
 #include "fleet.h"
 #include "hist.h"
@@ -93,7 +94,7 @@ fail(struct run *r, const char *fmt, ...)
 {
 	va_list ap;
 
-	if (r->status != RUN_ERROR) {
+	if (r->status != RUN_ERROR && !r->hang) {
 		va_start(ap, fmt);
 		vsnprintf(r->error, sizeof(r->error), fmt, ap);
 		va_end(ap);
@@ -108,6 +109,98 @@ set_measure(struct run *r, const char *name, double value, const char *unit)
 {
 	json_object_set_new(r->measures, name, json_pack("{s:f, s:s}",
 	    "value", value, "unit", unit));
+}
+
+/* ---- control calls on the loop ---------------------------------------- */
+
+struct waiter {
+	bool		 done, abandoned;
+	enum ctl_status	 st;
+	json_t		*res;
+	char		 err[512];
+};
+
+static void	watch_trip(struct run *, struct peer *, const char *);
+
+static void
+waiter_cb(struct peer *p, enum ctl_status st, json_t *res, const char *err,
+    void *arg)
+{
+	struct waiter *w = arg;
+
+	(void)p;
+	if (w->abandoned) {
+		free(w);
+		return;
+	}
+	w->done = true;
+	w->st = st;
+	w->res = json_incref(res);
+	snprintf(w->err, sizeof(w->err), "%s", err);
+}
+
+/*
+ * One control call to p, bounded by timeout_ms, awaited on the loop: the
+ * timers (watchdog, samples, progress, take collection) keep running while
+ * it waits.  A missed bound trips the watchdog; so does the watchdog
+ * tripping meanwhile end the wait.  The result (a new reference) or NULL
+ * with err.
+ */
+static json_t *
+call(struct run *r, struct peer *p, const char *cmd, json_t *args,
+    int timeout_ms, char *err, size_t errlen)
+{
+	struct waiter *w;
+	json_t *res;
+
+	if (r->hang && !r->hang_done) {
+		snprintf(err, errlen, "the watchdog stopped the run");
+		return NULL;
+	}
+	if (p->stuck || p->state == PEER_PAUSED) {
+		snprintf(err, errlen, "%s is %s", p->name, p->stuck ? "stuck" :
+		    "paused");
+		return NULL;
+	}
+	w = xcalloc(1, sizeof(*w));
+	ctl_call(r->base, p, cmd, args, timeout_ms, waiter_cb, w);
+	while (!w->done && !(r->hang && !r->hang_done))
+		event_base_loop(r->base, EVLOOP_ONCE);
+	if (!w->done) {
+		w->abandoned = true;
+		snprintf(err, errlen, "the watchdog stopped the run");
+		return NULL;
+	}
+	if (w->st == CTL_TIMEOUT)
+		watch_trip(r, p, w->err);
+	snprintf(err, errlen, "%.250s", w->err);
+	res = w->st == CTL_OK ? w->res : NULL;
+	if (res == NULL)
+		json_decref(w->res);
+	free(w);
+	return res;
+}
+
+static void
+nap_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	*(bool *)arg = true;
+}
+
+/* A short pause between two looks, with the timers running. */
+static void
+nap(struct run *r)
+{
+	struct timeval tv = { 0, POLL_NS / 1000 };
+	bool done = false;
+	struct event *ev = evtimer_new(r->base, nap_cb, &done);
+
+	evtimer_add(ev, &tv);
+	while (!done && !(r->hang && !r->hang_done))
+		event_base_loop(r->base, EVLOOP_ONCE);
+	event_free(ev);
 }
 
 /* ---- history ----------------------------------------------------------- */
@@ -127,48 +220,94 @@ history_take(struct run *r, struct peer *p, const char *id, json_int_t mono)
 	    p->index, "mono_us", mono));
 }
 
-/* Fetch p's takes since the last look. */
 static void
-collect_takes(struct run *r, struct peer *p)
+takes_cb(struct peer *p, enum ctl_status st, json_t *res, const char *err,
+    void *arg)
 {
-	char err[256];
-	json_t *args, *res, *v;
+	struct run *r = arg;
 	size_t i;
+	json_t *v;
 
-	if (!fleet_live(p) || p->state == PEER_PAUSED)
-		return;
-	args = json_pack("{s:I}", "since", (json_int_t)p->takes_seen);
-	res = fleet_call(p, "takes", args, CALL_MS, err, sizeof(err));
-	json_decref(args);
-	if (res == NULL)
+	p->takes_inflight = false;
+	if (st == CTL_TIMEOUT)
+		watch_trip(r, p, err);
+	if (st != CTL_OK)
 		return;
 	json_array_foreach(json_object_get(res, "takes"), i, v) {
 		history_take(r, p, json_string_value(json_object_get(v, "id")),
 		    json_integer_value(json_object_get(v, "mono_us")));
 		p->takes_seen++;
 	}
-	json_decref(res);
+}
+
+/* Ask p for its takes since the last look (one call in flight at most). */
+static void
+collect_takes_async(struct run *r, struct peer *p)
+{
+	json_t *args;
+
+	if (p->state != PEER_RUNNING || p->stuck || p->takes_inflight)
+		return;
+	p->takes_inflight = true;
+	args = json_pack("{s:I}", "since", (json_int_t)p->takes_seen);
+	ctl_call(r->base, p, "takes", args, CALL_MS, takes_cb, r);
+	json_decref(args);
+}
+
+static bool
+takes_pending(struct run *r, struct peer *only)
+{
+	for (int i = 0; i < r->fleet.npeers; i++)
+		if ((only == NULL || only == r->fleet.peers[i]) &&
+		    r->fleet.peers[i]->takes_inflight)
+			return true;
+	return false;
+}
+
+/* p's takes (every peer's when p is NULL) up to now, awaited. */
+static void
+collect_takes_now(struct run *r, struct peer *only)
+{
+	/* A round already in flight may predate now: wait, then ask again. */
+	bool again = takes_pending(r, only);
+
+	for (int pass = 0; pass < (again ? 2 : 1); pass++) {
+		for (int i = 0; i < r->fleet.npeers; i++)
+			if (only == NULL || only == r->fleet.peers[i])
+				collect_takes_async(r, r->fleet.peers[i]);
+		while (takes_pending(r, only) && !(r->hang && !r->hang_done))
+			event_base_loop(r->base, EVLOOP_ONCE);
+	}
+	r->last_collect_ms = clock_mono_ms();
+}
+
+static void
+collect_takes(struct run *r, struct peer *p)
+{
+	collect_takes_now(r, p);
 }
 
 static void
 collect_all_takes(struct run *r)
 {
-	for (int i = 0; i < r->fleet.npeers; i++)
-		collect_takes(r, r->fleet.peers[i]);
-	r->last_collect_ms = clock_mono_ms();
+	collect_takes_now(r, NULL);
 }
 
-/* The ids a finished write load acknowledged, into the history. */
+/*
+ * The ids a write load has acknowledged so far, into the history: op
+ * "status" looks, "stop" ends the load first.  final: the last look (a
+ * note for a load that stopped on an error).
+ */
 static int
-collect_writes(struct run *r, struct peer *p, const char *load)
+collect_writes(struct run *r, struct peer *p, const char *load,
+    const char *op, bool final)
 {
 	char err[256];
 	json_t *args, *res, *l, *v;
-	size_t i;
+	size_t i, fresh = 0;
 
-	args = json_pack("{s:s, s:s, s:b}", "op", "status", "name", load,
-	    "ids", 1);
-	res = fleet_call(p, "load", args, CALL_MS * 4, err, sizeof(err));
+	args = json_pack("{s:s, s:s, s:b}", "op", op, "name", load, "ids", 1);
+	res = call(r, p, "load", args, CALL_MS * 4, err, sizeof(err));
 	json_decref(args);
 	if (res == NULL)
 		return fail(r, "collecting writes from %s: %s", p->name, err);
@@ -177,19 +316,97 @@ collect_writes(struct run *r, struct peer *p, const char *load)
 		const char *id = json_string_value(json_array_get(v, 0));
 		json_int_t mono = json_integer_value(json_array_get(v, 1));
 
+		if (id == NULL || json_object_get(r->writes, id) != NULL)
+			continue;
+		fresh++;
 		json_object_set_new(r->writes, id, json_pack("{s:i, s:I}",
 		    "peer", p->index, "mono_us", mono));
 		timeline(r, "write_acked", json_pack("{s:s, s:i, s:s, s:I}",
 		    "id", id, "peer", p->index, "load", load, "mono_us", mono));
 	}
-	if (json_object_get(l, "last_error") != NULL)
+	if (final && json_object_get(l, "last_error") != NULL)
 		note(r, "%s: write load %s stopped: %s", p->name, load,
 		    json_string_value(json_object_get(l, "last_error")));
-	timeline(r, "writes_acked", json_pack("{s:i, s:s, s:I}", "peer",
-	    p->index, "load", load, "count",
-	    (json_int_t)json_array_size(json_object_get(l, "ids"))));
+	if (fresh > 0)
+		timeline(r, "writes_acked", json_pack("{s:i, s:s, s:I}", "peer",
+		    p->index, "load", load, "count", (json_int_t)fresh));
 	json_decref(res);
 	return 0;
+}
+
+/*
+ * r->loads: the write loads whose acknowledgements are not all in the
+ * history yet ({"peer", "load", "restarts"}): the ones of "wait": false
+ * steps.  They are looked at while conditions need them, collected before
+ * a signal ends or stops their peer, and stopped and collected before the
+ * checks; a load whose peer went away first is uncollected, and the
+ * history measures are then UNKNOWN.
+ */
+static void
+loads_add(struct run *r, struct peer *p, const char *load)
+{
+	json_array_append_new(r->loads, json_pack("{s:i, s:s, s:I}", "peer",
+	    p->index, "load", load, "restarts", (json_int_t)p->restarts));
+}
+
+/* Look at (or with final, stop and collect) only's pending loads, or all. */
+static int
+loads_collect(struct run *r, struct peer *only, bool final)
+{
+	size_t i = 0;
+
+	while (i < json_array_size(r->loads)) {
+		json_t *l = json_array_get(r->loads, i);
+		struct peer *p = r->fleet.peers[json_integer_value(
+		    json_object_get(l, "peer"))];
+		const char *load = json_string_value(json_object_get(l, "load"));
+		bool same = (json_int_t)p->restarts == json_integer_value(
+		    json_object_get(l, "restarts"));
+
+		if (only != NULL && p != only) {
+			i++;
+			continue;
+		}
+		if (!same || !fleet_live(p) || p->stuck ||
+		    p->state == PEER_PAUSED) {
+			if (final || !same || !fleet_live(p)) {
+				r->writes_uncollected++;
+				note(r, "%s: the acknowledgements of write load %s "
+				    "could not be collected (%s)", p->name, load,
+				    p->stuck ? "stuck" : fleet_state_name(
+				    p->state));
+				json_array_remove(r->loads, i);
+			} else
+				i++;
+			continue;
+		}
+		if (collect_writes(r, p, load, final ? "stop" : "status",
+		    final) == -1)
+			return -1;
+		if (final)
+			json_array_remove(r->loads, i);
+		else
+			i++;
+	}
+	return 0;
+}
+
+/* The pending loads' acknowledgements so far, at most every COLLECT_MS. */
+static void
+loads_look(struct run *r)
+{
+	if (json_array_size(r->loads) == 0 || clock_mono_ms() -
+	    r->last_look_ms < COLLECT_MS)
+		return;
+	r->last_look_ms = clock_mono_ms();
+	loads_collect(r, NULL, false);
+}
+
+/* Before the checks: stop and collect every load still pending. */
+static void
+collect_loads(struct run *r)
+{
+	loads_collect(r, NULL, true);
 }
 
 /* ---- housekeeping ------------------------------------------------------ */
@@ -220,116 +437,278 @@ progress(struct run *r, bool force)
 }
 
 static void
-sample(struct run *r)
+sample_cb(struct peer *p, enum ctl_status st, json_t *m, const char *err,
+    void *arg)
 {
-	json_int_t period = json_integer_value(json_object_get(r->scn,
-	    "sample_ms"));
-	uint64_t now = clock_mono_ms();
-	char err[256];
+	struct run *r = arg;
+	json_t *c, *line;
 
-	if (period <= 0 || now - r->last_sample_ms < (uint64_t)period ||
-	    r->samples == NULL)
+	if (--r->sample_inflight == 0) {
+		double ms = (double)(clock_mono_ms() - r->sample_sent_ms);
+
+		if (ms > r->sample_round_max_ms)
+			r->sample_round_max_ms = ms;
+	}
+	if (st == CTL_TIMEOUT)
+		watch_trip(r, p, err);
+	if (st != CTL_OK || r->samples == NULL)
 		return;
-	r->last_sample_ms = now;
+	c = json_object_get(m, "counters");
+	line = json_pack("{s:I, s:i, s:O, s:O, s:O, s:O, s:O, s:O, s:O}",
+	    "t_ms", (json_int_t)run_ms(r), "peer", p->index,
+	    "frames.in", json_object_get(c, "frames.in"),
+	    "frames.out", json_object_get(c, "frames.out"),
+	    "bytes.in", json_object_get(c, "bytes.in"),
+	    "bytes.out", json_object_get(c, "bytes.out"),
+	    "space.writes", json_object_get(c, "space.writes"),
+	    "takes.won", json_object_get(c, "takes.won"),
+	    "gauges", json_object_get(m, "gauges"));
+	if (line != NULL) {
+		json_dumpf(line, r->samples, JSON_COMPACT);
+		fputc('\n', r->samples);
+		json_decref(line);
+	}
+	if (r->sample_inflight == 0)
+		fflush(r->samples);
+}
+
+/* The sample timer: one "metrics" call to every running peer at once. */
+static void
+sample_tick(evutil_socket_t fd, short what, void *arg)
+{
+	struct run *r = arg;
+
+	(void)fd;
+	(void)what;
+	if (r->sample_inflight > 0 || r->samples == NULL)
+		return;		/* the last round is not in yet */
+	r->sample_sent_ms = clock_mono_ms();
 	for (int i = 0; i < r->fleet.npeers; i++) {
 		struct peer *p = r->fleet.peers[i];
-		json_t *m, *c, *line;
 
-		if (p->state != PEER_RUNNING)
+		if (p->state != PEER_RUNNING || p->stuck)
 			continue;
-		if ((m = fleet_call(p, "metrics", NULL, CALL_MS, err,
-		    sizeof(err))) == NULL)
-			continue;
-		c = json_object_get(m, "counters");
-		line = json_pack("{s:I, s:i, s:O, s:O, s:O, s:O, s:O, s:O, s:O}",
-		    "t_ms", (json_int_t)run_ms(r), "peer", i,
-		    "frames.in", json_object_get(c, "frames.in"),
-		    "frames.out", json_object_get(c, "frames.out"),
-		    "bytes.in", json_object_get(c, "bytes.in"),
-		    "bytes.out", json_object_get(c, "bytes.out"),
-		    "space.writes", json_object_get(c, "space.writes"),
-		    "takes.won", json_object_get(c, "takes.won"),
-		    "gauges", json_object_get(m, "gauges"));
-		if (line != NULL) {
-			json_dumpf(line, r->samples, JSON_COMPACT);
-			fputc('\n', r->samples);
-			json_decref(line);
-		}
-		json_decref(m);
+		r->sample_inflight++;
+		ctl_call(r->base, p, "metrics", NULL, CALL_MS, sample_cb, r);
 	}
-	fflush(r->samples);
+}
+
+static void
+progress_tick(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	progress(arg, false);
+}
+
+static void
+collect_tick(evutil_socket_t fd, short what, void *arg)
+{
+	struct run *r = arg;
+
+	(void)fd;
+	(void)what;
+	if (!r->had_take_step)
+		return;
+	for (int i = 0; i < r->fleet.npeers; i++)
+		collect_takes_async(r, r->fleet.peers[i]);
+	r->last_collect_ms = clock_mono_ms();
 }
 
 /*
- * The watchdog: every second ask each running peer "hello" (bounded by
- * WATCH_ANSWER_MS).  A peer that does not answer in time is stuck; a fleet
- * whose activity (frames, writes, takes) has not moved and no step ended
- * for --stall-s is stalled.  Either way capture every peer's stacks, dump
- * and trace tail into hang/ and end the run.
+ * The watchdog trips: p (NULL: the fleet) missed a bound.  The run stops
+ * at once — every wait on the loop returns — and run_scenario() captures
+ * every peer before the teardown (watch_capture).
  */
-static int
-watchdog(struct run *r)
+static void
+watch_trip(struct run *r, struct peer *p, const char *why)
 {
-	uint64_t now = clock_mono_ms();
-	char err[256], stuck[400] = "";
-	bool moved = false;
+	if (r->hang_done)
+		return;
+	if (p != NULL && !p->stuck) {
+		size_t used = strlen(r->hang_peers);
 
-	if (r->in_watch || r->opts.stall_s <= 0 ||
-	    now - r->last_watch_ms < WATCH_EVERY_MS)
-		return 0;
-	r->in_watch = true;
-	r->last_watch_ms = now;
+		p->stuck = true;
+		snprintf(r->hang_peers + used, sizeof(r->hang_peers) - used,
+		    "%s%s", used ? ", " : "", p->name);
+	}
+	if (!r->hang) {
+		r->hang = true;
+		snprintf(r->hang_why, sizeof(r->hang_why), "%s", why);
+		timeline(r, "watchdog", json_pack("{s:s, s:s, s:s}", "why", why,
+		    "step", r->step_name ? r->step_name : "", "peer", p != NULL ?
+		    p->name : ""));
+	}
+	event_base_loopbreak(r->base);
+}
+
+static void
+hello_cb(struct peer *p, enum ctl_status st, json_t *h, const char *err,
+    void *arg)
+{
+	struct run *r = arg;
+	uint64_t act;
+
+	p->hello_inflight = false;
+	if (st == CTL_TIMEOUT) {
+		watch_trip(r, p, err);
+		return;
+	}
+	if (st != CTL_OK)
+		return;		/* gone: the reaper says how */
+	p->answered_ms = clock_mono_ms();
+	act = (uint64_t)json_integer_value(json_object_get(h, "activity"));
+	if (act != p->activity) {
+		p->activity = act;
+		r->progress_ms = clock_mono_ms();
+	}
+}
+
+/*
+ * The watchdog timer, every second whatever the step: a "hello" to each
+ * running peer (bounded by WATCH_ANSWER_MS; one in flight at most), and
+ * the stall check: no step ended and no activity (frames, writes, takes)
+ * moved for --stall-s.
+ */
+static void
+watch_tick(evutil_socket_t fd, short what, void *arg)
+{
+	struct run *r = arg;
+	uint64_t now = clock_mono_ms();
+
+	(void)fd;
+	(void)what;
+	if (r->hang || r->hang_done)
+		return;
 	if (r->progress_ms == 0)
 		r->progress_ms = now;
 	for (int i = 0; i < r->fleet.npeers; i++) {
 		struct peer *p = r->fleet.peers[i];
-		json_t *h;
 
-		if (p->state != PEER_RUNNING)
+		if (p->state != PEER_RUNNING || p->stuck || p->hello_inflight)
 			continue;
-		h = fleet_call(p, "hello", NULL, WATCH_ANSWER_MS, err,
-		    sizeof(err));
-		if (h == NULL) {
-			size_t used = strlen(stuck);
+		p->hello_inflight = true;
+		ctl_call(r->base, p, "hello", NULL, WATCH_ANSWER_MS, hello_cb, r);
+	}
+	if (r->opts.stall_s > 0 && now - r->progress_ms >= (uint64_t)
+	    r->opts.stall_s * 1000u) {
+		char why[120];
 
-			snprintf(stuck + used, sizeof(stuck) - used, "%s%s",
-			    used ? ", " : "", p->name);
-			continue;
-		}
-		p->answered_ms = clock_mono_ms();
-		if ((uint64_t)json_integer_value(json_object_get(h, "activity"))
-		    != p->activity) {
-			p->activity = (uint64_t)json_integer_value(
-			    json_object_get(h, "activity"));
-			moved = true;
-		}
-		json_decref(h);
+		snprintf(why, sizeof(why), "no step ended and no activity for "
+		    "%d s", r->opts.stall_s);
+		watch_trip(r, NULL, why);
 	}
-	if (moved)
-		r->progress_ms = clock_mono_ms();
-	r->in_watch = false;
-	if (stuck[0] != '\0') {
-		note(r, "stuck: %s did not answer its control socket within "
-		    "%d ms", stuck, WATCH_ANSWER_MS);
-		debug_capture_hang(r, "a peer stopped answering");
-		return fail(r, "stuck peers: %s (stacks in %s/hang/)", stuck,
-		    r->dir);
-	}
-	if (clock_mono_ms() - r->progress_ms >= (uint64_t)r->opts.stall_s *
-	    1000u) {
-		note(r, "stall: no step ended and no activity for %d s",
-		    r->opts.stall_s);
-		debug_capture_hang(r, "no progress");
-		return fail(r, "stalled for %d s in step %s (stacks in %s/hang/)",
-		    r->opts.stall_s, r->step_name ? r->step_name : "?", r->dir);
-	}
-	return 0;
 }
 
-/* Everything a waiting loop does between two looks. -1: stop the run. */
+/* utime + stime of pid in clock ticks and its state letter; -1: gone. */
+static long long
+proc_cpu(pid_t pid, char *state)
+{
+	char path[64], buf[1024], *c;
+	unsigned long long ut, st;
+	FILE *fp;
+	size_t n;
+
+	*state = '?';
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if ((fp = fopen(path, "r")) == NULL)
+		return -1;
+	n = fread(buf, 1, sizeof(buf) - 1, fp);
+	fclose(fp);
+	buf[n] = '\0';
+	if ((c = strrchr(buf, ')')) == NULL || strlen(c) < 4)
+		return -1;
+	*state = c[2];
+	/* After the state: ppid pgrp session tty tpgid flags minflt cminflt
+	 * majflt cmajflt utime stime. */
+	if (sscanf(c + 4, "%*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu",
+	    &ut, &st) != 2)
+		return -1;
+	return (long long)(ut + st);
+}
+
+/*
+ * Starved or stuck: two reads of /proc 500 ms apart.  A peer whose CPU
+ * time advanced, or that is runnable (R), is starved (alive, short of
+ * CPU); one stopped (T, t) or without CPU progress is stuck.
+ */
+static void
+watch_verdicts(struct run *r)
+{
+	long long t0[FLEET_MAX_PEERS];
+	struct timespec half = { 0, 500 * 1000 * 1000 };
+	char st;
+
+	for (int i = 0; i < r->fleet.npeers; i++) {
+		struct peer *p = r->fleet.peers[i];
+
+		t0[i] = fleet_live(p) ? proc_cpu(p->peerd_pid > 0 ?
+		    p->peerd_pid : p->pid, &st) : -1;
+	}
+	nanosleep(&half, NULL);
+	for (int i = 0; i < r->fleet.npeers; i++) {
+		struct peer *p = r->fleet.peers[i];
+		long long t1;
+
+		if (t0[i] < 0)
+			continue;
+		t1 = proc_cpu(p->peerd_pid > 0 ? p->peerd_pid : p->pid, &st);
+		if (t1 < 0)
+			snprintf(p->verdict, sizeof(p->verdict), "gone");
+		else if (st == 'T' || st == 't')
+			snprintf(p->verdict, sizeof(p->verdict), "stuck (state "
+			    "%c: stopped; no CPU time in 0.5 s)", st);
+		else if (t1 > t0[i] || st == 'R')
+			snprintf(p->verdict, sizeof(p->verdict), "starved (state "
+			    "%c; CPU time still advancing: %lld ticks in 0.5 s)",
+			    st, t1 - t0[i]);
+		else
+			snprintf(p->verdict, sizeof(p->verdict), "stuck (state "
+			    "%c; no CPU time in 0.5 s)", st);
+	}
+}
+
+/*
+ * After a trip, with the loop stopped: tell starved from stuck, capture
+ * every peer into hang/, and end the run with an error naming the peers.
+ */
+static void
+watch_capture(struct run *r)
+{
+	char names[900] = "";
+
+	watch_verdicts(r);
+	r->hang_done = true;
+	for (int i = 0; i < r->fleet.npeers; i++) {
+		struct peer *p = r->fleet.peers[i];
+		size_t used = strlen(names);
+
+		if (!p->stuck || p->verdict[0] == '\0')
+			continue;
+		snprintf(names + used, sizeof(names) - used, "%s%s %s",
+		    used ? "; " : "", p->name, p->verdict);
+		note(r, "watchdog: %s is %s", p->name, p->verdict);
+	}
+	note(r, "watchdog in step %s: %s", r->step_name ? r->step_name : "?",
+	    r->hang_why);
+	debug_capture_hang(r, r->hang_why);
+	r->hang = false;	/* fail() may speak again */
+	r->status = RUN_PASS;	/* the watchdog's message replaces any */
+	if (r->hang_peers[0] != '\0')
+		fail(r, "watchdog: %s missed a bound in step %s (%s): %s; "
+		    "stacks in %s/hang/", r->hang_peers, r->step_name ?
+		    r->step_name : "?", r->hang_why, names, r->dir);
+	else
+		fail(r, "watchdog: %s in step %s; stacks in %s/hang/",
+		    r->hang_why, r->step_name ? r->step_name : "?", r->dir);
+}
+
+/* Everything a waiting loop checks between two looks. -1: stop the run. */
 static int
 housekeep(struct run *r)
 {
+	if (r->hang)
+		return -1;
 	if (run_interrupted)
 		return fail(r, "interrupted by a signal");
 	if (fleet_sigchld && fleet_reap(&r->fleet) > 0) {
@@ -348,22 +727,47 @@ housekeep(struct run *r)
 			return fail(r, "%s crashed", p->name);
 		}
 	}
-	if (r->had_take_step && clock_mono_ms() - r->last_collect_ms >=
-	    COLLECT_MS)
-		collect_all_takes(r);
-	sample(r);
-	if (watchdog(r) == -1)
-		return -1;
-	progress(r, false);
 	return 0;
 }
 
+/* The timers, started once the run directory exists. */
 static void
-nap(void)
+timers_start(struct run *r)
 {
-	struct timespec ts = { 0, POLL_NS };
+	json_int_t period = json_integer_value(json_object_get(r->scn,
+	    "sample_ms"));
+	struct timeval watch = { WATCH_EVERY_MS / 1000, 0 };
+	struct timeval collect = { 0, COLLECT_MS * 1000 };
+	struct timeval prog = r->tty ? (struct timeval){ 0, 200 * 1000 } :
+	    (struct timeval){ PROGRESS_MS / 1000, 0 };
 
-	nanosleep(&ts, NULL);
+	r->ev_watch = event_new(r->base, -1, EV_PERSIST, watch_tick, r);
+	event_add(r->ev_watch, &watch);
+	r->ev_collect = event_new(r->base, -1, EV_PERSIST, collect_tick, r);
+	event_add(r->ev_collect, &collect);
+	r->ev_progress = event_new(r->base, -1, EV_PERSIST, progress_tick, r);
+	if (r->opts.verbose >= 0)
+		event_add(r->ev_progress, &prog);
+	if (period > 0) {
+		struct timeval sp = { period / 1000, (period % 1000) * 1000 };
+
+		r->ev_sample = event_new(r->base, -1, EV_PERSIST, sample_tick,
+		    r);
+		event_add(r->ev_sample, &sp);
+	}
+}
+
+static void
+timers_stop(struct run *r)
+{
+	struct event **evs[] = { &r->ev_watch, &r->ev_sample, &r->ev_progress,
+	    &r->ev_collect };
+
+	for (size_t i = 0; i < sizeof(evs) / sizeof(evs[0]); i++)
+		if (*evs[i] != NULL) {
+			event_free(*evs[i]);
+			*evs[i] = NULL;
+		}
 }
 
 /* ---- selectors and peers ----------------------------------------------- */
@@ -477,9 +881,12 @@ await_held(struct run *r, struct peer *p)
 {
 	pid_t pid = p->peerd_pid > 0 ? p->peerd_pid : p->pid;
 	uint64_t until = clock_mono_ms() + 5000;
+	struct timespec ts = { 0, POLL_NS };
+
+	/* The loop (and so the watchdog) waits while a debugger may hold it. */
 
 	while (proc_state(pid) != 'T' && clock_mono_ms() < until)
-		nap();
+		nanosleep(&ts, NULL);
 	fprintf(stderr, "%s%s is held before its loop: pid %d\n"
 	    "  attach:   gdb -p %d        (then: continue)\n"
 	    "  or go on: kill -CONT %d\n"
@@ -494,10 +901,11 @@ await_held(struct run *r, struct peer *p)
 			    p->name, r->opts.hold_timeout_s);
 		if (run_interrupted)
 			return fail(r, "interrupted by a signal");
-		nap();
+		nanosleep(&ts, NULL);
 	}
 	timeline(r, "continued", json_pack("{s:i}", "peer", p->index));
 	p->answered_ms = clock_mono_ms();
+	r->progress_ms = clock_mono_ms();
 	return 0;
 }
 
@@ -619,6 +1027,8 @@ signal_one(struct run *r, struct peer *p, const char *action, int sig,
 	if (sig == SIGTERM || sig == SIGKILL || sig == SIGSTOP) {
 		if (r->had_take_step)
 			collect_takes(r, p);
+		if (loads_collect(r, p, sig != SIGSTOP) == -1)
+			return -1;
 	}
 	timeline(r, "signal", json_pack("{s:i, s:s, s:I}", "peer", p->index,
 	    "signal", sigabbrev_np(sig), "pid", (json_int_t)p->pid));
@@ -720,7 +1130,7 @@ act_connect(struct run *r, json_t *step, uint64_t deadline)
 	if (from == NULL || to == NULL)
 		return fail(r, "connect: no such peer");
 	args = json_pack("{s:s}", "addr", to->listen);
-	res = fleet_call(from, "connect", args, CALL_MS, err, sizeof(err));
+	res = call(r, from, "connect", args, CALL_MS, err, sizeof(err));
 	json_decref(args);
 	if (res == NULL)
 		return fail(r, "connect: %s", err);
@@ -740,7 +1150,7 @@ wait_loads(struct run *r, struct peer **ps, int np, const char *name,
 			    "name", name), *res, *l;
 			bool running;
 
-			res = fleet_call(ps[i], "load", args, CALL_MS, err,
+			res = call(r, ps[i], "load", args, CALL_MS, err,
 			    sizeof(err));
 			json_decref(args);
 			if (res == NULL)
@@ -755,7 +1165,7 @@ wait_loads(struct run *r, struct peer **ps, int np, const char *name,
 				    name);
 			if (housekeep(r) == -1)
 				return -1;
-			nap();
+			nap(r);
 		}
 	}
 	return 0;
@@ -780,7 +1190,7 @@ start_loads(struct run *r, struct peer **ps, int np, json_t *step,
 
 		for (const char *const *k = keys; *k != NULL; k++)
 			json_object_set(args, *k, json_object_get(step, *k));
-		res = fleet_call(ps[i], "load", args, CALL_MS, err, sizeof(err));
+		res = call(r, ps[i], "load", args, CALL_MS, err, sizeof(err));
 		json_decref(args);
 		if (res == NULL)
 			return fail(r, "%s: %s", json_string_value(name), err);
@@ -802,12 +1212,15 @@ act_write(struct run *r, json_t *step, uint64_t deadline)
 		return fail(r, "%s: no live peer selected", name);
 	if (start_loads(r, ps, np, step, "write", write_keys) == -1)
 		return -1;
-	if (!json_is_true(json_object_get(step, "wait")))
+	if (!json_is_true(json_object_get(step, "wait"))) {
+		for (int i = 0; i < np; i++)
+			loads_add(r, ps[i], name);
 		return 0;
+	}
 	if (wait_loads(r, ps, np, name, deadline) == -1)
 		return -1;
 	for (int i = 0; i < np; i++)
-		if (collect_writes(r, ps[i], name) == -1)
+		if (collect_writes(r, ps[i], name, "status", true) == -1)
 			return -1;
 	return 0;
 }
@@ -832,6 +1245,8 @@ act_take(struct run *r, json_t *step, uint64_t deadline)
 	if (np <= 0)
 		return fail(r, "%s: no live peer selected", name);
 	r->had_take_step = true;
+	if (count <= 0)
+		loads_collect(r, NULL, false);
 	r->take_target = count > 0 ? (uint64_t)count :
 	    json_object_size(r->writes);
 	r->take_start_ms = clock_mono_ms();
@@ -850,7 +1265,7 @@ act_take(struct run *r, json_t *step, uint64_t deadline)
 			    (unsigned long long)r->take_target);
 		if (housekeep(r) == -1)
 			return -1;
-		nap();
+		nap(r);
 	}
 	r->take_end_ms = clock_mono_ms();
 	for (int i = 0; i < np; i++) {
@@ -859,7 +1274,7 @@ act_take(struct run *r, json_t *step, uint64_t deadline)
 
 		if (!fleet_live(ps[i]))
 			continue;
-		res = fleet_call(ps[i], "load", args, CALL_MS, err, sizeof(err));
+		res = call(r, ps[i], "load", args, CALL_MS, err, sizeof(err));
 		json_decref(args);
 		json_decref(res);
 	}
@@ -926,7 +1341,7 @@ act_fault(struct run *r, json_t *step, uint64_t deadline)
 		}
 		timeline(r, "fault", json_pack("{s:i, s:O}", "peer",
 		    ps[i]->index, "args", args));
-		res = fleet_call(ps[i], "fault", args, CALL_MS, err, sizeof(err));
+		res = call(r, ps[i], "fault", args, CALL_MS, err, sizeof(err));
 		json_decref(args);
 		if (res == NULL)
 			return fail(r, "fault: %s", err);
@@ -952,7 +1367,7 @@ act_publish(struct run *r, json_t *step, uint64_t deadline)
 	args = json_pack("{s:I, s:O, s:O}", "size", (json_int_t)r->swarm_size,
 	    "seed", json_object_get(step, "seed"), "piece_kib",
 	    json_object_get(step, "piece_kib"));
-	res = fleet_call(p, "publish", args, now < deadline ?
+	res = call(r, p, "publish", args, now < deadline ?
 	    (int)(deadline - now) : 1000, err, sizeof(err));
 	json_decref(args);
 	if (res == NULL)
@@ -981,7 +1396,7 @@ content_of(struct run *r, struct peer *p, bool sha, char *err, size_t errlen)
 	json_t *args = json_pack("{s:s, s:b}", "cid", r->swarm_cid, "sha256",
 	    sha), *res;
 
-	res = fleet_call(p, "content", args, CALL_MS, err, errlen);
+	res = call(r, p, "content", args, CALL_MS, err, errlen);
 	json_decref(args);
 	return res;
 }
@@ -1033,7 +1448,7 @@ wait_fetched(struct run *r, uint64_t deadline)
 				    json_object_get(c, "pieces")));
 				timeline(r, "stall", json_pack("{s:i, s:I}",
 				    "peer", p->index, "verified", v));
-				t = fleet_call(p, "trace", args, CALL_MS, err,
+				t = call(r, p, "trace", args, CALL_MS, err,
 				    sizeof(err));
 				if (t != NULL && r->opts.verbose >= 0) {
 					size_t k;
@@ -1079,7 +1494,7 @@ wait_fetched(struct run *r, uint64_t deadline)
 			rc = -1;
 			break;
 		}
-		nap();
+		nap(r);
 	}
 	free(last_gain);
 	free(last_v);
@@ -1106,7 +1521,7 @@ act_fetch(struct run *r, json_t *step, uint64_t deadline)
 		if (ps[i]->index == r->swarm_publisher)
 			continue;
 		args = json_pack("{s:s}", "cid", r->swarm_cid);
-		res = fleet_call(ps[i], "fetch", args, 15000, err, sizeof(err));
+		res = call(r, ps[i], "fetch", args, 15000, err, sizeof(err));
 		json_decref(args);
 		if (res == NULL)
 			return fail(r, "fetch: %s", err);
@@ -1287,7 +1702,7 @@ cond_connected(struct run *r, json_t *step, uint64_t deadline, char *why,
 
 		if (p->state != PEER_RUNNING)
 			continue;
-		if ((res = fleet_call(p, "peers", NULL, CALL_MS, err,
+		if ((res = call(r, p, "peers", NULL, CALL_MS, err,
 		    sizeof(err))) == NULL) {
 			snprintf(why, len, "%s", err);
 			return 0;
@@ -1333,7 +1748,7 @@ cond_converged(struct run *r, json_t *step, uint64_t deadline, char *why,
 		if (p->state != PEER_RUNNING)
 			continue;
 		args = json_pack("{s:i}", "limit", 0);
-		res = fleet_call(p, "dump", args, CALL_MS, err, sizeof(err));
+		res = call(r, p, "dump", args, CALL_MS, err, sizeof(err));
 		json_decref(args);
 		if (res == NULL) {
 			snprintf(why, len, "%s", err);
@@ -1362,6 +1777,7 @@ cond_visible(struct run *r, json_t *step, uint64_t deadline, char *why,
 
 	(void)step;
 	(void)deadline;
+	loads_look(r);
 	for (int i = 0; i < r->fleet.npeers; i++) {
 		struct peer *p = r->fleet.peers[i];
 		json_t *res, *have, *v;
@@ -1370,7 +1786,7 @@ cond_visible(struct run *r, json_t *step, uint64_t deadline, char *why,
 
 		if (p->state != PEER_RUNNING)
 			continue;
-		if ((res = fleet_call(p, "ids", NULL, CALL_MS * 2, err,
+		if ((res = call(r, p, "ids", NULL, CALL_MS * 2, err,
 		    sizeof(err))) == NULL) {
 			snprintf(why, len, "%s", err);
 			return 0;
@@ -1406,7 +1822,7 @@ fleet_counter(struct run *r, const char *name, bool *ok)
 
 		if (p->state != PEER_RUNNING)
 			continue;
-		if ((m = fleet_call(p, "metrics", NULL, CALL_MS, err,
+		if ((m = call(r, p, "metrics", NULL, CALL_MS, err,
 		    sizeof(err))) == NULL)
 			continue;
 		v = json_object_get(json_object_get(m, "counters"), name);
@@ -1449,6 +1865,7 @@ cond_taken(struct run *r, json_t *step, uint64_t deadline, char *why,
 {
 	(void)step;
 	(void)deadline;
+	loads_look(r);
 	collect_all_takes(r);
 	snprintf(why, len, "%zu of %zu taken", taken_count(r),
 	    json_object_size(r->writes));
@@ -1519,7 +1936,7 @@ act_wait(struct run *r, json_t *step, uint64_t deadline)
 		}
 		if (housekeep(r) == -1)
 			return -1;
-		nap();
+		nap(r);
 	}
 	if (measure != NULL)
 		set_measure(r, measure, (double)(clock_mono_ms() - start), "ms");
@@ -1536,7 +1953,7 @@ act_sleep(struct run *r, json_t *step, uint64_t deadline)
 	while (clock_mono_ms() < until) {
 		if (housekeep(r) == -1)
 			return -1;
-		nap();
+		nap(r);
 	}
 	return 0;
 }
@@ -1614,7 +2031,7 @@ gather(struct run *r)
 		if (p->state == PEER_PAUSED)
 			fleet_signal(p, SIGCONT);
 		if (fleet_live(p))
-			m = fleet_call(p, "metrics", NULL, CALL_MS, err,
+			m = call(r, p, "metrics", NULL, CALL_MS, err,
 			    sizeof(err));
 		row = json_pack("{s:s, s:i, s:s}", "name", p->name, "index", i,
 		    "state", fleet_state_name(p->state));
@@ -1693,7 +2110,7 @@ check_history(struct run *r)
 
 		if (p->state != PEER_RUNNING)
 			continue;
-		if ((res = fleet_call(p, "ids", NULL, CALL_MS * 2, err,
+		if ((res = call(r, p, "ids", NULL, CALL_MS * 2, err,
 		    sizeof(err))) == NULL)
 			continue;
 		any_live = true;
@@ -1718,12 +2135,21 @@ check_history(struct run *r)
 		set_measure(r, "history.never_taken", (double)never, "count");
 	}
 	/* A run that wrote and took nothing has no history to report. */
-	if (json_object_size(r->writes) == 0 && !r->had_take_step)
+	if (json_object_size(r->writes) == 0 && !r->had_take_step &&
+	    r->writes_uncollected == 0)
 		return;
-	if (any_live)
-		set_measure(r, "history.lost", (double)lost, "count");
-	set_measure(r, "history.writes", (double)json_object_size(r->writes),
-	    "count");
+	/* Over writes issued but never collected, no history: UNKNOWN. */
+	if (r->writes_uncollected > 0) {
+		note(r, "%zu write loads were not collected: history.writes, "
+		    "history.lost and history.never_taken are UNKNOWN",
+		    r->writes_uncollected);
+		json_object_del(r->measures, "history.never_taken");
+	} else {
+		if (any_live)
+			set_measure(r, "history.lost", (double)lost, "count");
+		set_measure(r, "history.writes", (double)json_object_size(
+		    r->writes), "count");
+	}
 	set_measure(r, "history.takes", (double)json_object_size(r->takes),
 	    "count");
 	if (r->take_end_ms > r->take_start_ms)
@@ -1860,6 +2286,65 @@ drop_content(struct run *r)
 }
 
 
+/*
+ * A step's state machine: pending -> running -> done | failed, every
+ * transition here (the timeline's step_start and step_end, the watchdog's
+ * progress mark, the progress line).
+ */
+static void
+step_set(struct run *r, json_t *step, enum run_step_state to)
+{
+	enum run_step_state from = r->step_state;
+
+	if (to == STEP_PENDING) {
+		r->step_state = to;
+		return;
+	}
+	if (to == STEP_RUNNING && from == STEP_PENDING) {
+		timeline(r, "step_start", json_pack("{s:i, s:s, s:O}", "step",
+		    r->step, "name", r->step_name, "action",
+		    json_object_get(step, "action")));
+		r->step_start_ms = clock_mono_ms();
+		if (r->opts.verbose > 0)
+			fprintf(stderr, "%s%s\n", r->tty ? "\r\033[K" : "",
+			    r->step_name);
+	} else if ((to == STEP_DONE || to == STEP_FAILED) &&
+	    from == STEP_RUNNING) {
+		r->progress_ms = clock_mono_ms();
+		if (strcmp(json_string_value(json_object_get(step, "action")),
+		    "start") == 0 && to == STEP_DONE)
+			set_measure(r, "fleet.start_ms", (double)(clock_mono_ms() -
+			    r->step_start_ms), "ms");
+		timeline(r, "step_end", json_pack("{s:i, s:s, s:b}", "step",
+		    r->step, "name", r->step_name, "ok", to == STEP_DONE));
+		progress(r, false);
+	} else
+		log_warnx("step %s: no transition from %d to %d", r->step_name,
+		    (int)from, (int)to);
+	r->step_state = to;
+}
+
+/* A pending step's turn: its at_ms, within the run's bound. -1: stop. */
+static int
+step_wait_turn(struct run *r, json_t *step, uint64_t run_deadline,
+    json_int_t timeout_s)
+{
+	json_t *at = json_object_get(step, "at_ms");
+
+	if (json_is_integer(at))
+		while (run_ms(r) < (uint64_t)json_integer_value(at)) {
+			if (housekeep(r) == -1)
+				break;
+			nap(r);
+		}
+	if (r->status == RUN_ERROR || r->hang)
+		return -1;
+	if (clock_mono_ms() >= run_deadline)
+		return fail(r, "the run's bound of %lld s ran out before %s",
+		    (long long)timeout_s, r->step_name);
+	return 0;
+}
+
 enum run_status
 run_scenario(struct run *r, json_t *scn, const struct run_opts *opts)
 {
@@ -1882,6 +2367,8 @@ run_scenario(struct run *r, json_t *scn, const struct run_opts *opts)
 	r->swarm_fetchers = json_array();
 	r->swarm_rows = json_array();
 	r->swarm_publisher = -1;
+	r->loads = json_array();
+	r->base = event_base_new();
 	r->rng = opts->seed ? opts->seed : 0x9e3779b97f4a7c15ull;
 	r->tty = isatty(STDERR_FILENO) && opts->verbose >= 0;
 	r->t0_ms = clock_mono_ms();
@@ -1910,46 +2397,35 @@ run_scenario(struct run *r, json_t *scn, const struct run_opts *opts)
 	run_deadline = r->t0_ms + (uint64_t)timeout_s * 1000u;
 	timeline(r, "run_start", json_pack("{s:s, s:I}", "dir", r->dir,
 	    "seed", (json_int_t)opts->seed));
+	timers_start(r);
 	json_array_foreach(steps, i, step) {
-		json_t *at = json_object_get(step, "at_ms");
-		int rc;
-
 		r->step = (int)i;
 		r->step_name = json_string_value(json_object_get(step, "name"));
-		if (json_is_integer(at))
-			while (run_ms(r) < (uint64_t)json_integer_value(at)) {
-				if (housekeep(r) == -1)
-					break;
-				nap();
-			}
-		if (r->status == RUN_ERROR)
+		step_set(r, step, STEP_PENDING);
+		if (step_wait_turn(r, step, run_deadline, timeout_s) == -1)
 			break;
-		if (clock_mono_ms() >= run_deadline) {
-			fail(r, "the run's bound of %lld s ran out before %s",
-			    (long long)timeout_s, r->step_name);
+		step_set(r, step, STEP_RUNNING);
+		step_set(r, step, run_step(r, step) == 0 && housekeep(r) == 0 ?
+		    STEP_DONE : STEP_FAILED);
+		if (r->step_state == STEP_FAILED)
 			break;
-		}
-		timeline(r, "step_start", json_pack("{s:i, s:s, s:O}", "step",
-		    (int)i, "name", r->step_name, "action",
-		    json_object_get(step, "action")));
-		if (r->opts.verbose > 0)
-			fprintf(stderr, "%s%s\n", r->tty ? "\r\033[K" : "",
-			    r->step_name);
-		rc = run_step(r, step);
-		r->progress_ms = clock_mono_ms();
-		timeline(r, "step_end", json_pack("{s:i, s:s, s:b}", "step",
-		    (int)i, "name", r->step_name, "ok", rc == 0));
-		if (rc == -1 || housekeep(r) == -1)
-			break;
-		progress(r, false);
 	}
+	timers_stop(r);
+	if (r->hang)
+		watch_capture(r);
 	if (r->status != RUN_ERROR && r->had_take_step)
 		collect_all_takes(r);
+	collect_loads(r);
 	r->end_ms = clock_mono_ms();
 	set_measure(r, "run.wall_ms", (double)(r->end_ms - r->t0_ms), "ms");
+	if (r->sample_round_max_ms > 0)
+		set_measure(r, "engine.sample_round_ms", r->sample_round_max_ms,
+		    "ms");
 	gather(r);
 	gather_swarm(r);
 	check_history(r);
+	if (r->hang && !r->hang_done)
+		watch_capture(r);
 	run_checks(r);
 	if (r->tty)
 		fputs("\r\033[K", stderr);
@@ -1981,4 +2457,8 @@ run_free(struct run *r)
 	json_decref(r->counters);
 	json_decref(r->swarm_fetchers);
 	json_decref(r->swarm_rows);
+	json_decref(r->loads);
+	timers_stop(r);
+	if (r->base != NULL)
+		event_base_free(r->base);
 }
