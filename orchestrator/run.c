@@ -89,6 +89,20 @@ note(struct run *r, const char *fmt, ...)
 		fprintf(stderr, "%s%s\n", r->tty ? "\r\033[K" : "", buf);
 }
 
+/* A note on something the scenario did to the fleet, with time and step. */
+static void
+fault_note(struct run *r, const char *fmt, ...)
+{
+	char buf[400];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	note(r, "%.1f s, step %s: %s", (double)run_ms(r) / 1000.0,
+	    r->step_name ? r->step_name : "?", buf);
+}
+
 static int
 fail(struct run *r, const char *fmt, ...)
 {
@@ -718,7 +732,7 @@ housekeep(struct run *r)
 
 			if (p->state != PEER_CRASHED)
 				continue;
-			note(r, "%s (pid exited) crashed: %s %d; see %s/stderr.log",
+			fault_note(r, "%s crashed: %s %d; see %s/stderr.log",
 			    p->name, WIFSIGNALED(st) ? "signal" : "exit status",
 			    WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st),
 			    p->dir);
@@ -1032,6 +1046,8 @@ signal_one(struct run *r, struct peer *p, const char *action, int sig,
 	}
 	timeline(r, "signal", json_pack("{s:i, s:s, s:I}", "peer", p->index,
 	    "signal", sigabbrev_np(sig), "pid", (json_int_t)p->pid));
+	fault_note(r, "%s %s (SIG%s to pid %d)", action, p->name,
+	    sigabbrev_np(sig), (int)p->pid);
 	if (fleet_signal(p, sig) == -1)
 		return fail(r, "%s: kill(%d): %s", action, (int)p->pid,
 		    strerror(errno));
@@ -1098,6 +1114,8 @@ act_restart(struct run *r, json_t *step, uint64_t deadline)
 		p->takes_seen = 0;
 		if (start_peer(r, p, seeds, ns) == -1)
 			return -1;
+		fault_note(r, "restart %s (restart %u, pid %d)", p->name,
+		    p->restarts, (int)p->pid);
 	}
 	return 0;
 }
@@ -1282,6 +1300,32 @@ act_take(struct run *r, json_t *step, uint64_t deadline)
 	return 0;
 }
 
+/* The fault step in words, into the notes. */
+static void
+fault_describe(struct run *r, json_t *step)
+{
+	json_t *part = json_object_get(step, "partition");
+	char *sel = json_dumps(json_object_get(step, "peer"), JSON_ENCODE_ANY |
+	    JSON_COMPACT);
+
+	if (json_is_array(part)) {
+		char *g = json_dumps(part, JSON_COMPACT);
+
+		fault_note(r, "partition %s", g);
+		free(g);
+	} else if (json_is_true(json_object_get(step, "clear")))
+		fault_note(r, "faults cleared on peers %s", sel ? sel : "?");
+	else
+		fault_note(r, "fault on peers %s toward %s: drop %g, delay %lld ms, "
+		    "jitter %lld ms", sel ? sel : "?", json_is_integer(
+		    json_object_get(step, "target")) ? "one peer" : "all",
+		    json_number_value(json_object_get(step, "drop")),
+		    (long long)json_integer_value(json_object_get(step,
+		    "delay_ms")), (long long)json_integer_value(json_object_get(
+		    step, "jitter_ms")));
+	free(sel);
+}
+
 static int
 act_fault(struct run *r, json_t *step, uint64_t deadline)
 {
@@ -1295,6 +1339,7 @@ act_fault(struct run *r, json_t *step, uint64_t deadline)
 	    json_object_get(step, "peer"), ps, FLEET_MAX_PEERS, true);
 	if (np < 0)
 		return fail(r, "fault: a peer index out of range");
+	fault_describe(r, step);
 	for (int i = 0; i < np; i++) {
 		json_t *args, *res;
 

@@ -141,6 +141,13 @@ def test_unwaited_writes_lost_on_purpose_are_reported_lost():
         assert rc == 0, (err, rep.get("checks"))
         assert measure(rep, "history.writes") == 40, rep["measures"]
         assert measure(rep, "history.lost") == 40, rep["measures"]
+        # The report's notes list the partition and the kill, with the
+        # time and the step of each.
+        notes = rep["notes"]
+        assert any(", step fault#2: partition [[0],[1,2]]" in n
+                   for n in notes), notes
+        assert any(", step kill#5: kill p0 (SIGKILL" in n
+                   for n in notes), notes
 
 
 def test_unwaited_writes_that_arrive_are_counted_and_none_lost():
