@@ -93,6 +93,7 @@ fleet_add(struct fleet *f, json_t *knobs)
 			    tmpl, p->index);
 	}
 	p->ctl_fd = -1;
+	p->ready_fd = -1;
 	p->next_id = 1;
 	p->knobs = knobs ? json_incref(knobs) : NULL;
 	f->peers[f->npeers++] = p;
@@ -282,16 +283,12 @@ fleet_cmdline(const struct peer *p)
 }
 
 int
-fleet_start(struct fleet *f, struct peer *p, char **seeds, int nseeds,
+fleet_spawn(struct fleet *f, struct peer *p, char **seeds, int nseeds,
     char *err, size_t errlen)
 {
 	int out[2], errfd;
-	char line[2048], path[700];
-	size_t have = 0;
+	char path[700];
 	pid_t parent = getpid(), pid;
-	uint64_t deadline;
-	json_t *ready;
-	json_error_t jerr;
 
 	argv_free(p->argv);
 	p->argv = peer_argv(f, p, seeds, nseeds);
@@ -336,48 +333,64 @@ fleet_start(struct fleet *f, struct peer *p, char **seeds, int nseeds,
 	}
 	close(out[1]);
 	close(errfd);
+	fcntl(out[0], F_SETFL, fcntl(out[0], F_GETFL) | O_NONBLOCK);
+	p->ready_fd = out[0];
+	p->ready_len = 0;
+	p->listen[0] = '\0';
 	p->pid = pid;
 	p->state = PEER_RUNNING;
 	p->expect_exit = false;
+	p->stuck = false;
+	p->hello_inflight = false;
+	p->takes_inflight = false;
 	p->started_ms = clock_mono_ms();
 	fleet_disconnect(p);
-	deadline = clock_mono_ms() + (uint64_t)f->ready_timeout_ms;
+	return 0;
+}
+
+static void
+ready_close(struct peer *p)
+{
+	if (p->ready_fd != -1)
+		close(p->ready_fd);
+	p->ready_fd = -1;
+}
+
+int
+fleet_ready_read(struct peer *p, char *err, size_t errlen)
+{
+	char *nl;
+	json_t *ready;
+	json_error_t jerr;
+
 	for (;;) {
-		struct pollfd pfd = { .fd = out[0], .events = POLLIN };
-		uint64_t now = clock_mono_ms();
 		ssize_t r;
 
-		if (have > 0 && memchr(line, '\n', have) != NULL)
+		if ((nl = memchr(p->ready_buf, '\n', p->ready_len)) != NULL)
 			break;
-		if (now >= deadline) {
-			snprintf(err, errlen, "%s: no ready line within %d ms",
-			    p->name, f->ready_timeout_ms);
-			close(out[0]);
+		if (p->ready_len >= sizeof(p->ready_buf) - 1) {
+			snprintf(err, errlen, "%s: ready line too long", p->name);
+			ready_close(p);
 			return -1;
 		}
-		if (poll(&pfd, 1, (int)(deadline - now)) <= 0)
-			continue;
-		r = read(out[0], line + have, sizeof(line) - 1 - have);
+		r = read(p->ready_fd, p->ready_buf + p->ready_len,
+		    sizeof(p->ready_buf) - 1 - p->ready_len);
+		if (r == -1 && (errno == EAGAIN || errno == EINTR))
+			return 0;
 		if (r <= 0) {
 			snprintf(err, errlen, "%s: exited before its ready line "
 			    "(see %s/stderr.log and peerd.log)", p->name, p->dir);
-			close(out[0]);
+			ready_close(p);
 			return -1;
 		}
-		have += (size_t)r;
-		if (have >= sizeof(line) - 1) {
-			snprintf(err, errlen, "%s: ready line too long", p->name);
-			close(out[0]);
-			return -1;
-		}
+		p->ready_len += (size_t)r;
 	}
-	close(out[0]);
-	line[have] = '\0';
-	*strchr(line, '\n') = '\0';
-	if ((ready = json_loads(line, 0, &jerr)) == NULL ||
+	ready_close(p);
+	*nl = '\0';
+	if ((ready = json_loads(p->ready_buf, 0, &jerr)) == NULL ||
 	    !json_is_true(json_object_get(ready, "ready"))) {
 		snprintf(err, errlen, "%s: bad ready line: %.200s", p->name,
-		    line);
+		    p->ready_buf);
 		json_decref(ready);
 		return -1;
 	}
@@ -388,7 +401,38 @@ fleet_start(struct fleet *f, struct peer *p, char **seeds, int nseeds,
 	p->peerd_pid = (pid_t)json_integer_value(json_object_get(ready, "pid"));
 	p->answered_ms = clock_mono_ms();
 	json_decref(ready);
-	return 0;
+	return 1;
+}
+
+void
+fleet_ready_abandon(struct peer *p)
+{
+	ready_close(p);
+}
+
+int
+fleet_start(struct fleet *f, struct peer *p, char **seeds, int nseeds,
+    char *err, size_t errlen)
+{
+	uint64_t deadline;
+	int rc;
+
+	if (fleet_spawn(f, p, seeds, nseeds, err, errlen) == -1)
+		return -1;
+	deadline = clock_mono_ms() + (uint64_t)f->ready_timeout_ms;
+	while ((rc = fleet_ready_read(p, err, errlen)) == 0) {
+		struct pollfd pfd = { .fd = p->ready_fd, .events = POLLIN };
+		uint64_t now = clock_mono_ms();
+
+		if (now >= deadline) {
+			snprintf(err, errlen, "%s: no ready line within %d ms",
+			    p->name, f->ready_timeout_ms);
+			ready_close(p);
+			return -1;
+		}
+		poll(&pfd, 1, (int)(deadline - now));
+	}
+	return rc == 1 ? 0 : -1;
 }
 
 int
@@ -637,6 +681,7 @@ fleet_free(struct fleet *f)
 		struct peer *p = f->peers[i];
 
 		fleet_disconnect(p);
+		ready_close(p);
 		ctl_free(p);
 		argv_free(p->argv);
 		argv_free(p->wrap);

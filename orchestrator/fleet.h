@@ -56,6 +56,9 @@ struct peer {
 	bool		 hold;		/* start with --hold */
 	uint64_t	 activity;	/* watchdog: last "activity" seen */
 	uint64_t	 answered_ms;	/* watchdog: last answer */
+	int		 ready_fd;	/* the ready line's pipe; -1 */
+	char		 ready_buf[2048];
+	size_t		 ready_len;
 	bool		 hello_inflight;	/* watchdog: a hello not answered */
 	bool		 takes_inflight;	/* a "takes" call not answered */
 	bool		 stuck;		/* missed a bound: no more calls */
@@ -86,6 +89,20 @@ struct peer	*fleet_add(struct fleet *f, json_t *knobs);
  */
 int		 fleet_start(struct fleet *f, struct peer *p, char **seeds,
 		    int nseeds, char *err, size_t errlen);
+/*
+ * Fork/exec p with the given seeds without waiting: its ready line comes
+ * on p->ready_fd (non-blocking), read with fleet_ready_read().  0, or -1
+ * with err set.
+ */
+int		 fleet_spawn(struct fleet *f, struct peer *p, char **seeds,
+		    int nseeds, char *err, size_t errlen);
+/*
+ * Read what p's ready pipe holds: 1 ready (listen, peer_id, peerd_pid
+ * set; the pipe closed), 0 not yet, -1 with err (the pipe closed).
+ */
+int		 fleet_ready_read(struct peer *p, char *err, size_t errlen);
+/* Close p's ready pipe without its line (the start step gave up). */
+void		 fleet_ready_abandon(struct peer *p);
 /*
  * Set a command prefix for p from a shell-like string, with {dir} and
  * {name} substituted. 0, or -1 if it does not parse.

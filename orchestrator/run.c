@@ -8,6 +8,7 @@
  * Nothing waits without a bound, and nothing sleeps to wait for a peer:
  * peers are awaited through their ready line and their answers.
  */
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -745,6 +746,31 @@ housekeep(struct run *r)
 }
 
 /* The timers, started once the run directory exists. */
+/*
+ * Room for the fleet's descriptors: per peer its control connection, its
+ * ready pipe while it starts, and one for a hang capture; the soft limit
+ * is raised toward the hard one when that is short, and a note says so.
+ */
+static void
+raise_nofile(struct run *r)
+{
+	json_int_t n = json_integer_value(json_object_get(json_object_get(
+	    r->scn, "fleet"), "peers"));
+	rlim_t want = (rlim_t)(n + 64) * 3 + 64;
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == -1 || rl.rlim_cur >= want)
+		return;
+	rl.rlim_cur = rl.rlim_max < want ? rl.rlim_max : want;
+	if (setrlimit(RLIMIT_NOFILE, &rl) == 0)
+		note(r, "raised RLIMIT_NOFILE to %llu for %lld peers",
+		    (unsigned long long)rl.rlim_cur, (long long)n);
+	if (rl.rlim_cur < want)
+		note(r, "RLIMIT_NOFILE's hard limit %llu is below the %llu "
+		    "descriptors %lld peers may need", (unsigned long long)
+		    rl.rlim_max, (unsigned long long)want, (long long)n);
+}
+
 static void
 timers_start(struct run *r)
 {
@@ -923,13 +949,10 @@ await_held(struct run *r, struct peer *p)
 	return 0;
 }
 
+/* p's hold flag and command prefix, from --hold and --wrap. */
 static int
-start_peer(struct run *r, struct peer *p, char **seeds, int nseeds)
+start_prepare(struct run *r, struct peer *p)
 {
-	char err[512];
-	json_t *cmd;
-	char *line;
-
 	p->hold = run_index_listed(r->opts.hold, p->index);
 	for (int i = 0; i < r->opts.nwraps; i++) {
 		char *eq = strchr(r->opts.wraps[i], '=');
@@ -944,8 +967,16 @@ start_peer(struct run *r, struct peer *p, char **seeds, int nseeds)
 			return fail(r, "--wrap %s: cannot parse the prefix",
 			    r->opts.wraps[i]);
 	}
-	if (fleet_start(&r->fleet, p, seeds, nseeds, err, sizeof(err)) == -1)
-		return fail(r, "starting %s: %s", p->name, err);
+	return 0;
+}
+
+/* A peer's ready line is in: a held one waits, then the timeline. */
+static int
+start_done(struct run *r, struct peer *p)
+{
+	json_t *cmd;
+	char *line;
+
 	if (p->hold && await_held(r, p) == -1)
 		return -1;
 	line = fleet_cmdline(p);
@@ -958,19 +989,111 @@ start_peer(struct run *r, struct peer *p, char **seeds, int nseeds)
 	return 0;
 }
 
+static int
+start_peer(struct run *r, struct peer *p, char **seeds, int nseeds)
+{
+	char err[512];
+
+	if (start_prepare(r, p) == -1)
+		return -1;
+	if (fleet_start(&r->fleet, p, seeds, nseeds, err, sizeof(err)) == -1)
+		return fail(r, "starting %s: %s", p->name, err);
+	return start_done(r, p);
+}
+
 /* ---- actions ----------------------------------------------------------- */
 
+/* One peer of a start step, with the peers it is seeded with (indexes). */
+struct start_job {
+	struct peer	*p;
+	int		 seeds[8];
+	int		 nseeds;
+	bool		 spawned, ready, failed;
+	struct event	*ev;
+	char		 err[512];
+};
+
+static void
+start_ready_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct start_job *j = arg;
+	int rc;
+
+	(void)fd;
+	(void)what;
+	if ((rc = fleet_ready_read(j->p, j->err, sizeof(j->err))) == 0)
+		return;
+	event_del(j->ev);
+	if (rc == 1)
+		j->ready = true;
+	else
+		j->failed = true;
+}
+
+/* Seeds by topology (the random draws in index order, as replay needs). */
+static void
+start_seeds(struct run *r, struct start_job *j)
+{
+	json_t *topo = json_object_get(json_object_get(r->scn, "fleet"),
+	    "topology");
+	const char *t = json_string_value(topo);
+
+	if (j->p->index == 0 || (t != NULL && strcmp(t, "none") == 0))
+		return;
+	if (t != NULL && strcmp(t, "ring") == 0)
+		j->seeds[j->nseeds++] = j->p->index - 1;
+	else if (json_is_object(topo)) {
+		json_int_t k = json_integer_value(json_object_get(topo,
+		    "random"));
+
+		for (json_int_t s = 0; s < k && j->nseeds < 8; s++)
+			j->seeds[j->nseeds++] = (int)(rng_next(r) %
+			    (uint64_t)j->p->index);
+	} else
+		j->seeds[j->nseeds++] = 0;
+}
+
+/* Fork j's peer if the peers it is seeded with are ready. 1 forked. */
+static int
+start_spawn(struct run *r, struct start_job *j)
+{
+	char *seeds[8];
+
+	for (int s = 0; s < j->nseeds; s++) {
+		struct peer *q = r->fleet.peers[j->seeds[s]];
+
+		if (q->listen[0] == '\0' || !fleet_live(q))
+			return 0;
+		seeds[s] = q->listen;
+	}
+	if (start_prepare(r, j->p) == -1)
+		return -1;
+	if (fleet_spawn(&r->fleet, j->p, seeds, j->nseeds, j->err,
+	    sizeof(j->err)) == -1)
+		return fail(r, "starting %s: %s", j->p->name, j->err);
+	j->spawned = true;
+	j->ev = event_new(r->base, j->p->ready_fd, EV_READ | EV_PERSIST,
+	    start_ready_cb, j);
+	event_add(j->ev, NULL);
+	return 1;
+}
+
+/*
+ * Start the selected peers: each is forked as soon as the peers it is
+ * seeded with are ready (mesh and star: after p0; "none": all at once;
+ * ring: one after another), without waiting for the others; the ready
+ * lines are read on the loop as they come, all within the step's bound.
+ */
 static int
 act_start(struct run *r, json_t *step, uint64_t deadline)
 {
-	json_t *fleet = json_object_get(r->scn, "fleet");
-	json_int_t n = json_integer_value(json_object_get(fleet, "peers"));
-	json_t *topo = json_object_get(fleet, "topology");
+	json_int_t n = json_integer_value(json_object_get(json_object_get(
+	    r->scn, "fleet"), "peers"));
 	json_t *sel = json_object_get(step, "peers");
 	struct peer *ps[FLEET_MAX_PEERS];
-	int np;
+	struct start_job *jobs;
+	int np, nready = 0, rc = 0;
 
-	(void)deadline;
 	while (r->fleet.npeers < n)
 		if (fleet_add(&r->fleet, NULL) == NULL)
 			return fail(r, "too many peers");
@@ -982,33 +1105,48 @@ act_start(struct run *r, json_t *step, uint64_t deadline)
 	json_decref(sel);
 	if (np < 0)
 		return fail(r, "start: a peer index out of range");
+	jobs = xcalloc((size_t)np + 1, sizeof(*jobs));
 	for (int i = 0; i < np; i++) {
-		struct peer *p = ps[i];
-		char *seeds[8];
-		int ns = 0;
-
-		if (fleet_live(p))
-			continue;
-		if (p->index > 0) {
-			if (json_is_string(topo) && strcmp(json_string_value(topo),
-			    "ring") == 0)
-				seeds[ns++] = r->fleet.peers[p->index - 1]->listen;
-			else if (json_is_object(topo)) {
-				json_int_t k = json_integer_value(
-				    json_object_get(topo, "random"));
-
-				for (json_int_t j = 0; j < k && ns < 8; j++)
-					seeds[ns++] = r->fleet.peers[rng_next(r) %
-					    (uint64_t)p->index]->listen;
-			} else
-				seeds[ns++] = r->fleet.peers[0]->listen;
-		}
-		if (start_peer(r, p, seeds, ns) == -1)
-			return -1;
-		if (housekeep(r) == -1)
-			return -1;
+		jobs[i].p = ps[i];
+		if (fleet_live(ps[i])) {
+			jobs[i].spawned = jobs[i].ready = true;
+			nready++;
+		} else
+			start_seeds(r, &jobs[i]);
 	}
-	return 0;
+	while (rc == 0 && nready < np) {
+		for (int i = 0; i < np && rc == 0; i++)
+			if (!jobs[i].spawned && start_spawn(r, &jobs[i]) == -1)
+				rc = -1;
+		if (rc == 0)
+			nap(r);
+		for (int i = 0; i < np && rc == 0; i++) {
+			struct start_job *j = &jobs[i];
+
+			if (j->failed)
+				rc = fail(r, "starting %s: %s", j->p->name,
+				    j->err);
+			else if (j->ready && j->ev != NULL) {
+				event_free(j->ev);
+				j->ev = NULL;
+				nready++;
+				rc = start_done(r, j->p);
+			}
+		}
+		if (rc == 0 && nready < np && clock_mono_ms() >= deadline)
+			rc = fail(r, "start: %d of %d peers ready within the "
+			    "step's bound", nready, np);
+		if (rc == 0 && housekeep(r) == -1)
+			rc = -1;
+	}
+	for (int i = 0; i < np; i++) {
+		if (jobs[i].ev != NULL)
+			event_free(jobs[i].ev);
+		if (!jobs[i].ready)
+			fleet_ready_abandon(jobs[i].p);
+	}
+	free(jobs);
+	return rc;
 }
 
 static int	signal_one(struct run *, struct peer *, const char *, int,
@@ -2442,6 +2580,7 @@ run_scenario(struct run *r, json_t *scn, const struct run_opts *opts)
 	run_deadline = r->t0_ms + (uint64_t)timeout_s * 1000u;
 	timeline(r, "run_start", json_pack("{s:s, s:I}", "dir", r->dir,
 	    "seed", (json_int_t)opts->seed));
+	raise_nofile(r);
 	timers_start(r);
 	json_array_foreach(steps, i, step) {
 		r->step = (int)i;

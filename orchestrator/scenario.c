@@ -104,7 +104,8 @@ static const char *const fleet_keys[] = {
 	"peers", "binding", "topology", "knobs", NULL
 };
 static const char *const bindings[] = { "tcp", NULL };
-static const char *const topologies[] = { "mesh", "ring", "star", NULL };
+static const char *const topologies[] = { "mesh", "ring", "star", "none",
+    NULL };
 #define UNTIL_NAME(n) #n,
 static const char *const untils[] = { CONDITIONS(UNTIL_NAME) NULL };
 #undef UNTIL_NAME
@@ -1674,8 +1675,8 @@ topology(struct sc *sc, const struct at *at, json_t *v, json_t *fleet)
 	}
 	if (!json_is_object(v) || json_object_size(v) != 1 ||
 	    (k = json_object_get(v, "random")) == NULL)
-		return fail_got(sc, at, v, "\"mesh\", \"ring\", \"star\" or "
-		    "{\"random\": K}");
+		return fail_got(sc, at, v, "\"mesh\", \"ring\", \"star\", "
+		    "\"none\" or {\"random\": K}");
 	ka = (struct at){ at, v, "random", 0, NULL };
 	if ((k = subst(sc, &ka, k)) == NULL)
 		return -1;

@@ -26,7 +26,8 @@
  *   "fleet": {
  *     "peers":     int 1..1024
  *     "binding":   "tcp"
- *     "topology":  "mesh" | "ring" | "star" | {"random": int 1..1024}
+ *     "topology":  "mesh" | "ring" | "star" | "none" |
+ *                  {"random": int 1..1024}
  *     "knobs":     {FLAG: value} peerd flags without "--", in file order;
  *                  every value is an int within that flag's range in
  *                  common/knob.h, except "log-level": "error"|"warn"|
