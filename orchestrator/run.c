@@ -459,8 +459,9 @@ sample_cb(struct peer *p, enum ctl_status st, json_t *m, const char *err,
 	json_t *c, *line;
 
 	if (--r->sample_inflight == 0) {
-		double ms = (double)(clock_mono_ms() - r->sample_sent_ms);
+		double ms = (double)(clock_mono_us() - r->sample_sent_us) / 1e3;
 
+		r->sample_rounds++;
 		if (ms > r->sample_round_max_ms)
 			r->sample_round_max_ms = ms;
 	}
@@ -497,7 +498,7 @@ sample_tick(evutil_socket_t fd, short what, void *arg)
 	(void)what;
 	if (r->sample_inflight > 0 || r->samples == NULL)
 		return;		/* the last round is not in yet */
-	r->sample_sent_ms = clock_mono_ms();
+	r->sample_sent_us = clock_mono_us();
 	for (int i = 0; i < r->fleet.npeers; i++) {
 		struct peer *p = r->fleet.peers[i];
 
@@ -673,10 +674,13 @@ watch_verdicts(struct run *r)
 		else if (st == 'T' || st == 't')
 			snprintf(p->verdict, sizeof(p->verdict), "stuck (state "
 			    "%c: stopped; no CPU time in 0.5 s)", st);
-		else if (t1 > t0[i] || st == 'R')
+		else if (t1 > t0[i])
 			snprintf(p->verdict, sizeof(p->verdict), "starved (state "
 			    "%c; CPU time still advancing: %lld ticks in 0.5 s)",
 			    st, t1 - t0[i]);
+		else if (st == 'R')
+			snprintf(p->verdict, sizeof(p->verdict), "starved (state "
+			    "R: runnable, waiting for a CPU)");
 		else
 			snprintf(p->verdict, sizeof(p->verdict), "stuck (state "
 			    "%c; no CPU time in 0.5 s)", st);
@@ -2602,7 +2606,7 @@ run_scenario(struct run *r, json_t *scn, const struct run_opts *opts)
 	collect_loads(r);
 	r->end_ms = clock_mono_ms();
 	set_measure(r, "run.wall_ms", (double)(r->end_ms - r->t0_ms), "ms");
-	if (r->sample_round_max_ms > 0)
+	if (r->sample_rounds > 0)
 		set_measure(r, "engine.sample_round_ms", r->sample_round_max_ms,
 		    "ms");
 	gather(r);

@@ -95,8 +95,9 @@ struct run {
 	char		 hang_why[300];
 	char		 hang_peers[400];	/* the peers that missed a bound */
 	int		 sample_inflight;
-	uint64_t	 sample_sent_ms;
-	double		 sample_round_max_ms;	/* slowest complete round */
+	uint64_t	 sample_sent_us;
+	uint64_t	 sample_rounds;		/* complete rounds */
+	double		 sample_round_max_ms;	/* the slowest of them */
 	json_t		*loads;		/* write loads not yet collected */
 	size_t		 writes_uncollected;	/* issued, never collected */
 };

@@ -165,8 +165,24 @@ def test_unwaited_writes_that_arrive_are_counted_and_none_lost():
         assert measure(rep, "history.lost") == 0, rep["measures"]
 
 
+def test_scale_scenario_measures_the_start_and_a_sample_round():
+    with Tmp() as out:
+        p = subprocess.run([ORCH, "scenarios/scale.json", "--set", "peers=20",
+                            "--set", "sample_ms=2500", "--out", out, "-q"],
+                           stderr=subprocess.PIPE, timeout=120)
+        assert p.returncode == 0, p.stderr.decode()
+        _, rep = latest(out)
+        assert measure(rep, "fleet.start_ms") > 0, rep["measures"]
+        assert measure(rep, "engine.sample_round_ms") is not None
+        d = os.path.join(out, "latest")
+        with open(os.path.join(d, "samples.ndjson")) as fh:
+            peers = {json.loads(ln)["peer"] for ln in fh}
+        assert peers == set(range(20)), peers
+
+
 if __name__ == "__main__":
     run([test_stop_during_a_write_step, test_stop_during_a_wait_visible_step,
          test_stop_during_a_fetch_step,
          test_unwaited_writes_lost_on_purpose_are_reported_lost,
-         test_unwaited_writes_that_arrive_are_counted_and_none_lost])
+         test_unwaited_writes_that_arrive_are_counted_and_none_lost,
+         test_scale_scenario_measures_the_start_and_a_sample_round])
