@@ -1,8 +1,9 @@
 /*
  * fleet.c: spawning, signalling, reaping and talking to peerd processes
- * (see fleet.h).  Control requests are synchronous with a poll() bound:
- * the orchestrator is a driver, and a blocking call with a deadline is the
- * easiest thing to debug.
+ * (see fleet.h).  The engine talks to peers through ctl.c on its loop;
+ * fleet_call() here is the synchronous form (a poll() bound, its own
+ * connection) for the hang capture and the kept-fleet tools, which run
+ * when the loop does not.
  */
 #include <sys/prctl.h>
 #include <sys/socket.h>

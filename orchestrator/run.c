@@ -1,12 +1,15 @@
 /*
- * run.c: the scenario engine (see run.h).
+ * run.c: the scenario engine's core (see run.h): the run, its steps as a
+ * state machine (step_set), the loop and its timers, control calls awaited
+ * on the loop (run_call), the helpers every engine file shares (timeline,
+ * notes, errors, measures, selectors), gathering and the checks.
  *
- * Single-threaded and synchronous: each step is a loop of short control
- * requests (each with a deadline) and housekeeping — reap children, notice
- * a crash or an interrupt, sample metrics, collect the take history, print
- * progress — until the step's condition holds or its bound runs out.
- * Nothing waits without a bound, and nothing sleeps to wait for a peer:
- * peers are awaited through their ready line and their answers.
+ * One libevent loop, like peerd.  A step runs its action (act.c); while it
+ * waits — for a control call's answer or between two looks — the loop runs
+ * the timers: the watchdog (watch.c), the samples, the take collection and
+ * the progress line (sample.c).  Nothing waits without a bound, and nothing
+ * sleeps to wait for a peer: peers are awaited through their ready line
+ * and their answers.
  */
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -22,7 +25,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "action.h"
 #include "clock.h"
 #include "ctl.h"
 #include "debug.h"
@@ -30,21 +32,13 @@
 #include "hist.h"
 #include "log.h"
 #include "metrics.h"
-#include "run.h"
+#include "engine.h"
 #include "xmalloc.h"
-
-#define CALL_MS		5000	/* bound on one control request */
-#define POLL_NS		(20 * 1000 * 1000)
-#define COLLECT_MS	500
-#define RAW_RUNS	3	/* tcpstream runs; the median is kept */
-#define PROGRESS_MS	10000
-#define WATCH_EVERY_MS	1000
-#define WATCH_ANSWER_MS	5000
 
 volatile sig_atomic_t run_interrupted;
 
-static uint64_t
-rng_next(struct run *r)
+uint64_t
+run_rng(struct run *r)
 {
 	uint64_t x = r->rng;
 
@@ -54,15 +48,15 @@ rng_next(struct run *r)
 	return r->rng = x;
 }
 
-static uint64_t
+uint64_t
 run_ms(const struct run *r)
 {
 	return clock_mono_ms() - r->t0_ms;
 }
 
 /* One line of timeline.ndjson: {"t_ms", "event", ...fields}. */
-static void
-timeline(struct run *r, const char *event, json_t *fields)
+void
+run_timeline(struct run *r, const char *event, json_t *fields)
 {
 	json_t *j = fields ? fields : json_object();
 
@@ -76,8 +70,8 @@ timeline(struct run *r, const char *event, json_t *fields)
 	json_decref(j);
 }
 
-static void
-note(struct run *r, const char *fmt, ...)
+void
+run_note(struct run *r, const char *fmt, ...)
 {
 	char buf[512];
 	va_list ap;
@@ -91,8 +85,8 @@ note(struct run *r, const char *fmt, ...)
 }
 
 /* A note on something the scenario did to the fleet, with time and step. */
-static void
-fault_note(struct run *r, const char *fmt, ...)
+void
+run_fault_note(struct run *r, const char *fmt, ...)
 {
 	char buf[400];
 	va_list ap;
@@ -100,12 +94,12 @@ fault_note(struct run *r, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
-	note(r, "%.1f s, step %s: %s", (double)run_ms(r) / 1000.0,
+	run_note(r, "%.1f s, step %s: %s", (double)run_ms(r) / 1000.0,
 	    r->step_name ? r->step_name : "?", buf);
 }
 
-static int
-fail(struct run *r, const char *fmt, ...)
+int
+run_fail(struct run *r, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -114,19 +108,18 @@ fail(struct run *r, const char *fmt, ...)
 		vsnprintf(r->error, sizeof(r->error), fmt, ap);
 		va_end(ap);
 		r->status = RUN_ERROR;
-		timeline(r, "error", json_pack("{s:s}", "message", r->error));
+		run_timeline(r, "error", json_pack("{s:s}", "message",
+		    r->error));
 	}
 	return -1;
 }
 
-static void
-set_measure(struct run *r, const char *name, double value, const char *unit)
+void
+run_set_measure(struct run *r, const char *name, double value, const char *unit)
 {
 	json_object_set_new(r->measures, name, json_pack("{s:f, s:s}",
 	    "value", value, "unit", unit));
 }
-
-/* ---- control calls on the loop ---------------------------------------- */
 
 struct waiter {
 	bool		 done, abandoned;
@@ -134,8 +127,6 @@ struct waiter {
 	json_t		*res;
 	char		 err[512];
 };
-
-static void	watch_trip(struct run *, struct peer *, const char *);
 
 static void
 waiter_cb(struct peer *p, enum ctl_status st, json_t *res, const char *err,
@@ -161,8 +152,8 @@ waiter_cb(struct peer *p, enum ctl_status st, json_t *res, const char *err,
  * tripping meanwhile end the wait.  The result (a new reference) or NULL
  * with err.
  */
-static json_t *
-call(struct run *r, struct peer *p, const char *cmd, json_t *args,
+json_t *
+run_call(struct run *r, struct peer *p, const char *cmd, json_t *args,
     int timeout_ms, char *err, size_t errlen)
 {
 	struct waiter *w;
@@ -205,8 +196,8 @@ nap_cb(evutil_socket_t fd, short what, void *arg)
 }
 
 /* A short pause between two looks, with the timers running. */
-static void
-nap(struct run *r)
+void
+run_nap(struct run *r)
 {
 	struct timeval tv = { 0, POLL_NS / 1000 };
 	bool done = false;
@@ -218,518 +209,14 @@ nap(struct run *r)
 	event_free(ev);
 }
 
-/* ---- history ----------------------------------------------------------- */
-
-static void
-history_take(struct run *r, struct peer *p, const char *id, json_int_t mono)
-{
-	json_t *list = json_object_get(r->takes, id);
-
-	if (list == NULL) {
-		list = json_array();
-		json_object_set_new(r->takes, id, list);
-	}
-	json_array_append_new(list, json_pack("{s:i, s:I}", "peer", p->index,
-	    "mono_us", mono));
-	timeline(r, "take_won", json_pack("{s:s, s:i, s:I}", "id", id, "peer",
-	    p->index, "mono_us", mono));
-}
-
-static void
-takes_cb(struct peer *p, enum ctl_status st, json_t *res, const char *err,
-    void *arg)
-{
-	struct run *r = arg;
-	size_t i;
-	json_t *v;
-
-	p->takes_inflight = false;
-	if (st == CTL_TIMEOUT)
-		watch_trip(r, p, err);
-	if (st != CTL_OK)
-		return;
-	json_array_foreach(json_object_get(res, "takes"), i, v) {
-		history_take(r, p, json_string_value(json_object_get(v, "id")),
-		    json_integer_value(json_object_get(v, "mono_us")));
-		p->takes_seen++;
-	}
-}
-
-/* Ask p for its takes since the last look (one call in flight at most). */
-static void
-collect_takes_async(struct run *r, struct peer *p)
-{
-	json_t *args;
-
-	if (p->state != PEER_RUNNING || p->stuck || p->takes_inflight)
-		return;
-	p->takes_inflight = true;
-	args = json_pack("{s:I}", "since", (json_int_t)p->takes_seen);
-	ctl_call(r->base, p, "takes", args, CALL_MS, takes_cb, r);
-	json_decref(args);
-}
-
-static bool
-takes_pending(struct run *r, struct peer *only)
-{
-	for (int i = 0; i < r->fleet.npeers; i++)
-		if ((only == NULL || only == r->fleet.peers[i]) &&
-		    r->fleet.peers[i]->takes_inflight)
-			return true;
-	return false;
-}
-
-/* p's takes (every peer's when p is NULL) up to now, awaited. */
-static void
-collect_takes_now(struct run *r, struct peer *only)
-{
-	/* A round already in flight may predate now: wait, then ask again. */
-	bool again = takes_pending(r, only);
-
-	for (int pass = 0; pass < (again ? 2 : 1); pass++) {
-		for (int i = 0; i < r->fleet.npeers; i++)
-			if (only == NULL || only == r->fleet.peers[i])
-				collect_takes_async(r, r->fleet.peers[i]);
-		while (takes_pending(r, only) && !(r->hang && !r->hang_done))
-			event_base_loop(r->base, EVLOOP_ONCE);
-	}
-	r->last_collect_ms = clock_mono_ms();
-}
-
-static void
-collect_takes(struct run *r, struct peer *p)
-{
-	collect_takes_now(r, p);
-}
-
-static void
-collect_all_takes(struct run *r)
-{
-	collect_takes_now(r, NULL);
-}
-
-/*
- * The ids a write load has acknowledged so far, into the history: op
- * "status" looks, "stop" ends the load first.  final: the last look (a
- * note for a load that stopped on an error).
- */
-static int
-collect_writes(struct run *r, struct peer *p, const char *load,
-    const char *op, bool final)
-{
-	char err[256];
-	json_t *args, *res, *l, *v;
-	size_t i, fresh = 0;
-
-	args = json_pack("{s:s, s:s, s:b}", "op", op, "name", load, "ids", 1);
-	res = call(r, p, "load", args, CALL_MS * 4, err, sizeof(err));
-	json_decref(args);
-	if (res == NULL)
-		return fail(r, "collecting writes from %s: %s", p->name, err);
-	l = json_array_get(json_object_get(res, "loads"), 0);
-	json_array_foreach(json_object_get(l, "ids"), i, v) {
-		const char *id = json_string_value(json_array_get(v, 0));
-		json_int_t mono = json_integer_value(json_array_get(v, 1));
-
-		if (id == NULL || json_object_get(r->writes, id) != NULL)
-			continue;
-		fresh++;
-		json_object_set_new(r->writes, id, json_pack("{s:i, s:I}",
-		    "peer", p->index, "mono_us", mono));
-		timeline(r, "write_acked", json_pack("{s:s, s:i, s:s, s:I}",
-		    "id", id, "peer", p->index, "load", load, "mono_us", mono));
-	}
-	if (final && json_object_get(l, "last_error") != NULL)
-		note(r, "%s: write load %s stopped: %s", p->name, load,
-		    json_string_value(json_object_get(l, "last_error")));
-	if (fresh > 0)
-		timeline(r, "writes_acked", json_pack("{s:i, s:s, s:I}", "peer",
-		    p->index, "load", load, "count", (json_int_t)fresh));
-	json_decref(res);
-	return 0;
-}
-
-/*
- * r->loads: the write loads whose acknowledgements are not all in the
- * history yet ({"peer", "load", "restarts"}): the ones of "wait": false
- * steps.  They are looked at while conditions need them, collected before
- * a signal ends or stops their peer, and stopped and collected before the
- * checks; a load whose peer went away first is uncollected, and the
- * history measures are then UNKNOWN.
- */
-static void
-loads_add(struct run *r, struct peer *p, const char *load)
-{
-	json_array_append_new(r->loads, json_pack("{s:i, s:s, s:I}", "peer",
-	    p->index, "load", load, "restarts", (json_int_t)p->restarts));
-}
-
-/* Look at (or with final, stop and collect) only's pending loads, or all. */
-static int
-loads_collect(struct run *r, struct peer *only, bool final)
-{
-	size_t i = 0;
-
-	while (i < json_array_size(r->loads)) {
-		json_t *l = json_array_get(r->loads, i);
-		struct peer *p = r->fleet.peers[json_integer_value(
-		    json_object_get(l, "peer"))];
-		const char *load = json_string_value(json_object_get(l, "load"));
-		bool same = (json_int_t)p->restarts == json_integer_value(
-		    json_object_get(l, "restarts"));
-
-		if (only != NULL && p != only) {
-			i++;
-			continue;
-		}
-		if (!same || !fleet_live(p) || p->stuck ||
-		    p->state == PEER_PAUSED) {
-			if (final || !same || !fleet_live(p)) {
-				r->writes_uncollected++;
-				note(r, "%s: the acknowledgements of write load %s "
-				    "could not be collected (%s)", p->name, load,
-				    p->stuck ? "stuck" : fleet_state_name(
-				    p->state));
-				json_array_remove(r->loads, i);
-			} else
-				i++;
-			continue;
-		}
-		if (collect_writes(r, p, load, final ? "stop" : "status",
-		    final) == -1)
-			return -1;
-		if (final)
-			json_array_remove(r->loads, i);
-		else
-			i++;
-	}
-	return 0;
-}
-
-/* The pending loads' acknowledgements so far, at most every COLLECT_MS. */
-static void
-loads_look(struct run *r)
-{
-	if (json_array_size(r->loads) == 0 || clock_mono_ms() -
-	    r->last_look_ms < COLLECT_MS)
-		return;
-	r->last_look_ms = clock_mono_ms();
-	loads_collect(r, NULL, false);
-}
-
-/* Before the checks: stop and collect every load still pending. */
-static void
-collect_loads(struct run *r)
-{
-	loads_collect(r, NULL, true);
-}
-
-/* ---- housekeeping ------------------------------------------------------ */
-
-static void
-progress(struct run *r, bool force)
-{
-	uint64_t now = clock_mono_ms();
-	int live = 0;
-
-	if (r->opts.verbose < 0)
-		return;
-	if (!force && !r->tty && now - r->last_progress_ms < PROGRESS_MS)
-		return;
-	if (!force && r->tty && now - r->last_progress_ms < 200)
-		return;
-	r->last_progress_ms = now;
-	for (int i = 0; i < r->fleet.npeers; i++)
-		live += fleet_live(r->fleet.peers[i]);
-	fprintf(stderr, "%s[%s] step %d/%zu %-16s %6.1fs  peers %d/%d  "
-	    "written %zu  taken %zu%s", r->tty ? "\r\033[K" : "",
-	    json_string_value(json_object_get(r->scn, "name")), r->step + 1,
-	    json_array_size(json_object_get(r->scn, "steps")),
-	    r->step_name ? r->step_name : "", (double)run_ms(r) / 1000.0,
-	    live, r->fleet.npeers, json_object_size(r->writes),
-	    json_object_size(r->takes), r->tty ? "" : "\n");
-	fflush(stderr);
-}
-
-static void
-sample_cb(struct peer *p, enum ctl_status st, json_t *m, const char *err,
-    void *arg)
-{
-	struct run *r = arg;
-	json_t *c, *line;
-
-	if (--r->sample_inflight == 0) {
-		double ms = (double)(clock_mono_us() - r->sample_sent_us) / 1e3;
-
-		r->sample_rounds++;
-		if (ms > r->sample_round_max_ms)
-			r->sample_round_max_ms = ms;
-	}
-	if (st == CTL_TIMEOUT)
-		watch_trip(r, p, err);
-	if (st != CTL_OK || r->samples == NULL)
-		return;
-	c = json_object_get(m, "counters");
-	line = json_pack("{s:I, s:i, s:O, s:O, s:O, s:O, s:O, s:O, s:O}",
-	    "t_ms", (json_int_t)run_ms(r), "peer", p->index,
-	    "frames.in", json_object_get(c, "frames.in"),
-	    "frames.out", json_object_get(c, "frames.out"),
-	    "bytes.in", json_object_get(c, "bytes.in"),
-	    "bytes.out", json_object_get(c, "bytes.out"),
-	    "space.writes", json_object_get(c, "space.writes"),
-	    "takes.won", json_object_get(c, "takes.won"),
-	    "gauges", json_object_get(m, "gauges"));
-	if (line != NULL) {
-		json_dumpf(line, r->samples, JSON_COMPACT);
-		fputc('\n', r->samples);
-		json_decref(line);
-	}
-	if (r->sample_inflight == 0)
-		fflush(r->samples);
-}
-
-/* The sample timer: one "metrics" call to every running peer at once. */
-static void
-sample_tick(evutil_socket_t fd, short what, void *arg)
-{
-	struct run *r = arg;
-
-	(void)fd;
-	(void)what;
-	if (r->sample_inflight > 0 || r->samples == NULL)
-		return;		/* the last round is not in yet */
-	r->sample_sent_us = clock_mono_us();
-	for (int i = 0; i < r->fleet.npeers; i++) {
-		struct peer *p = r->fleet.peers[i];
-
-		if (p->state != PEER_RUNNING || p->stuck)
-			continue;
-		r->sample_inflight++;
-		ctl_call(r->base, p, "metrics", NULL, CALL_MS, sample_cb, r);
-	}
-}
-
-static void
-progress_tick(evutil_socket_t fd, short what, void *arg)
-{
-	(void)fd;
-	(void)what;
-	progress(arg, false);
-}
-
-static void
-collect_tick(evutil_socket_t fd, short what, void *arg)
-{
-	struct run *r = arg;
-
-	(void)fd;
-	(void)what;
-	if (!r->had_take_step)
-		return;
-	for (int i = 0; i < r->fleet.npeers; i++)
-		collect_takes_async(r, r->fleet.peers[i]);
-	r->last_collect_ms = clock_mono_ms();
-}
-
-/*
- * The watchdog trips: p (NULL: the fleet) missed a bound.  The run stops
- * at once — every wait on the loop returns — and run_scenario() captures
- * every peer before the teardown (watch_capture).
- */
-static void
-watch_trip(struct run *r, struct peer *p, const char *why)
-{
-	if (r->hang_done)
-		return;
-	if (p != NULL && !p->stuck) {
-		size_t used = strlen(r->hang_peers);
-
-		p->stuck = true;
-		snprintf(r->hang_peers + used, sizeof(r->hang_peers) - used,
-		    "%s%s", used ? ", " : "", p->name);
-	}
-	if (!r->hang) {
-		r->hang = true;
-		snprintf(r->hang_why, sizeof(r->hang_why), "%s", why);
-		timeline(r, "watchdog", json_pack("{s:s, s:s, s:s}", "why", why,
-		    "step", r->step_name ? r->step_name : "", "peer", p != NULL ?
-		    p->name : ""));
-	}
-	event_base_loopbreak(r->base);
-}
-
-static void
-hello_cb(struct peer *p, enum ctl_status st, json_t *h, const char *err,
-    void *arg)
-{
-	struct run *r = arg;
-	uint64_t act;
-
-	p->hello_inflight = false;
-	if (st == CTL_TIMEOUT) {
-		watch_trip(r, p, err);
-		return;
-	}
-	if (st != CTL_OK)
-		return;		/* gone: the reaper says how */
-	p->answered_ms = clock_mono_ms();
-	act = (uint64_t)json_integer_value(json_object_get(h, "activity"));
-	if (act != p->activity) {
-		p->activity = act;
-		r->progress_ms = clock_mono_ms();
-	}
-}
-
-/*
- * The watchdog timer, every second whatever the step: a "hello" to each
- * running peer (bounded by WATCH_ANSWER_MS; one in flight at most), and
- * the stall check: no step ended and no activity (frames, writes, takes)
- * moved for --stall-s.
- */
-static void
-watch_tick(evutil_socket_t fd, short what, void *arg)
-{
-	struct run *r = arg;
-	uint64_t now = clock_mono_ms();
-
-	(void)fd;
-	(void)what;
-	if (r->hang || r->hang_done)
-		return;
-	if (r->progress_ms == 0)
-		r->progress_ms = now;
-	for (int i = 0; i < r->fleet.npeers; i++) {
-		struct peer *p = r->fleet.peers[i];
-
-		if (p->state != PEER_RUNNING || p->stuck || p->hello_inflight)
-			continue;
-		p->hello_inflight = true;
-		ctl_call(r->base, p, "hello", NULL, WATCH_ANSWER_MS, hello_cb, r);
-	}
-	if (r->opts.stall_s > 0 && now - r->progress_ms >= (uint64_t)
-	    r->opts.stall_s * 1000u) {
-		char why[120];
-
-		snprintf(why, sizeof(why), "no step ended and no activity for "
-		    "%d s", r->opts.stall_s);
-		watch_trip(r, NULL, why);
-	}
-}
-
-/* utime + stime of pid in clock ticks and its state letter; -1: gone. */
-static long long
-proc_cpu(pid_t pid, char *state)
-{
-	char path[64], buf[1024], *c;
-	unsigned long long ut, st;
-	FILE *fp;
-	size_t n;
-
-	*state = '?';
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	if ((fp = fopen(path, "r")) == NULL)
-		return -1;
-	n = fread(buf, 1, sizeof(buf) - 1, fp);
-	fclose(fp);
-	buf[n] = '\0';
-	if ((c = strrchr(buf, ')')) == NULL || strlen(c) < 4)
-		return -1;
-	*state = c[2];
-	/* After the state: ppid pgrp session tty tpgid flags minflt cminflt
-	 * majflt cmajflt utime stime. */
-	if (sscanf(c + 4, "%*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu",
-	    &ut, &st) != 2)
-		return -1;
-	return (long long)(ut + st);
-}
-
-/*
- * Starved or stuck: two reads of /proc 500 ms apart.  A peer whose CPU
- * time advanced, or that is runnable (R), is starved (alive, short of
- * CPU); one stopped (T, t) or without CPU progress is stuck.
- */
-static void
-watch_verdicts(struct run *r)
-{
-	long long t0[FLEET_MAX_PEERS];
-	struct timespec half = { 0, 500 * 1000 * 1000 };
-	char st;
-
-	for (int i = 0; i < r->fleet.npeers; i++) {
-		struct peer *p = r->fleet.peers[i];
-
-		t0[i] = fleet_live(p) ? proc_cpu(p->peerd_pid > 0 ?
-		    p->peerd_pid : p->pid, &st) : -1;
-	}
-	nanosleep(&half, NULL);
-	for (int i = 0; i < r->fleet.npeers; i++) {
-		struct peer *p = r->fleet.peers[i];
-		long long t1;
-
-		if (t0[i] < 0)
-			continue;
-		t1 = proc_cpu(p->peerd_pid > 0 ? p->peerd_pid : p->pid, &st);
-		if (t1 < 0)
-			snprintf(p->verdict, sizeof(p->verdict), "gone");
-		else if (st == 'T' || st == 't')
-			snprintf(p->verdict, sizeof(p->verdict), "stuck (state "
-			    "%c: stopped; no CPU time in 0.5 s)", st);
-		else if (t1 > t0[i])
-			snprintf(p->verdict, sizeof(p->verdict), "starved (state "
-			    "%c; CPU time still advancing: %lld ticks in 0.5 s)",
-			    st, t1 - t0[i]);
-		else if (st == 'R')
-			snprintf(p->verdict, sizeof(p->verdict), "starved (state "
-			    "R: runnable, waiting for a CPU)");
-		else
-			snprintf(p->verdict, sizeof(p->verdict), "stuck (state "
-			    "%c; no CPU time in 0.5 s)", st);
-	}
-}
-
-/*
- * After a trip, with the loop stopped: tell starved from stuck, capture
- * every peer into hang/, and end the run with an error naming the peers.
- */
-static void
-watch_capture(struct run *r)
-{
-	char names[900] = "";
-
-	watch_verdicts(r);
-	r->hang_done = true;
-	for (int i = 0; i < r->fleet.npeers; i++) {
-		struct peer *p = r->fleet.peers[i];
-		size_t used = strlen(names);
-
-		if (!p->stuck || p->verdict[0] == '\0')
-			continue;
-		snprintf(names + used, sizeof(names) - used, "%s%s %s",
-		    used ? "; " : "", p->name, p->verdict);
-		note(r, "watchdog: %s is %s", p->name, p->verdict);
-	}
-	note(r, "watchdog in step %s: %s", r->step_name ? r->step_name : "?",
-	    r->hang_why);
-	debug_capture_hang(r, r->hang_why);
-	r->hang = false;	/* fail() may speak again */
-	r->status = RUN_PASS;	/* the watchdog's message replaces any */
-	if (r->hang_peers[0] != '\0')
-		fail(r, "watchdog: %s missed a bound in step %s (%s): %s; "
-		    "stacks in %s/hang/", r->hang_peers, r->step_name ?
-		    r->step_name : "?", r->hang_why, names, r->dir);
-	else
-		fail(r, "watchdog: %s in step %s; stacks in %s/hang/",
-		    r->hang_why, r->step_name ? r->step_name : "?", r->dir);
-}
-
 /* Everything a waiting loop checks between two looks. -1: stop the run. */
-static int
-housekeep(struct run *r)
+int
+run_housekeep(struct run *r)
 {
 	if (r->hang)
 		return -1;
 	if (run_interrupted)
-		return fail(r, "interrupted by a signal");
+		return run_fail(r, "interrupted by a signal");
 	if (fleet_sigchld && fleet_reap(&r->fleet) > 0) {
 		for (int i = 0; i < r->fleet.npeers; i++) {
 			struct peer *p = r->fleet.peers[i];
@@ -737,19 +224,20 @@ housekeep(struct run *r)
 
 			if (p->state != PEER_CRASHED)
 				continue;
-			fault_note(r, "%s crashed: %s %d; see %s/stderr.log",
+			run_fault_note(r,
+			    "%s crashed: %s %d; see %s/stderr.log",
 			    p->name, WIFSIGNALED(st) ? "signal" : "exit status",
 			    WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st),
 			    p->dir);
-			timeline(r, "crash", json_pack("{s:i, s:i}", "peer", i,
+			run_timeline(r, "crash", json_pack("{s:i, s:i}", "peer",
+			    i,
 			    "status", st));
-			return fail(r, "%s crashed", p->name);
+			return run_fail(r, "%s crashed", p->name);
 		}
 	}
 	return 0;
 }
 
-/* The timers, started once the run directory exists. */
 /*
  * Room for the fleet's descriptors: per peer its control connection, its
  * ready pipe while it starts, and one for a hang capture; the soft limit
@@ -767,14 +255,15 @@ raise_nofile(struct run *r)
 		return;
 	rl.rlim_cur = rl.rlim_max < want ? rl.rlim_max : want;
 	if (setrlimit(RLIMIT_NOFILE, &rl) == 0)
-		note(r, "raised RLIMIT_NOFILE to %llu for %lld peers",
+		run_note(r, "raised RLIMIT_NOFILE to %llu for %lld peers",
 		    (unsigned long long)rl.rlim_cur, (long long)n);
 	if (rl.rlim_cur < want)
-		note(r, "RLIMIT_NOFILE's hard limit %llu is below the %llu "
+		run_note(r, "RLIMIT_NOFILE's hard limit %llu is below the %llu "
 		    "descriptors %lld peers may need", (unsigned long long)
 		    rl.rlim_max, (unsigned long long)want, (long long)n);
 }
 
+/* The timers, started once the run directory exists. */
 static void
 timers_start(struct run *r)
 {
@@ -787,9 +276,9 @@ timers_start(struct run *r)
 
 	r->ev_watch = event_new(r->base, -1, EV_PERSIST, watch_tick, r);
 	event_add(r->ev_watch, &watch);
-	r->ev_collect = event_new(r->base, -1, EV_PERSIST, collect_tick, r);
+	r->ev_collect = event_new(r->base, -1, EV_PERSIST, sample_collect_tick, r);
 	event_add(r->ev_collect, &collect);
-	r->ev_progress = event_new(r->base, -1, EV_PERSIST, progress_tick, r);
+	r->ev_progress = event_new(r->base, -1, EV_PERSIST, sample_progress_tick, r);
 	if (r->opts.verbose >= 0)
 		event_add(r->ev_progress, &prog);
 	if (period > 0) {
@@ -814,10 +303,8 @@ timers_stop(struct run *r)
 		}
 }
 
-/* ---- selectors and peers ----------------------------------------------- */
-
-static int
-select_peers(struct run *r, json_t *sel, struct peer **out, int max,
+int
+run_select(struct run *r, json_t *sel, struct peer **out, int max,
     bool live_only)
 {
 	int n = 0;
@@ -848,1182 +335,21 @@ select_peers(struct run *r, json_t *sel, struct peer **out, int max,
 	return n;
 }
 
-static struct peer *
-one_peer(struct run *r, json_t *step, const char *key)
+struct peer *
+run_one_peer(struct run *r, json_t *step, const char *key)
 {
 	struct peer *p[1];
 	json_t *sel = json_object_get(step, key);
 
 	if (json_is_array(sel) && json_array_size(sel) == 1)
 		sel = json_array_get(sel, 0);
-	if (!json_is_integer(sel) || select_peers(r, sel, p, 1, false) != 1)
+	if (!json_is_integer(sel) || run_select(r, sel, p, 1, false) != 1)
 		return NULL;
 	return p[0];
 }
 
-/* Seeds for a (re)starting peer: up to three live peers other than it. */
-static int
-live_seeds(struct run *r, struct peer *self, char **seeds, int max)
-{
-	int n = 0;
-
-	for (int i = 0; i < r->fleet.npeers && n < max; i++) {
-		struct peer *p = r->fleet.peers[i];
-
-		if (p != self && p->state == PEER_RUNNING && p->listen[0])
-			seeds[n++] = p->listen;
-	}
-	return n;
-}
-
-/* True if index k is in a list like "1,3" or "all". */
-static bool
-run_index_listed(const char *list, int k)
-{
-	const char *c = list;
-
-	if (list == NULL)
-		return false;
-	if (strcmp(list, "all") == 0)
-		return true;
-	while (*c != '\0') {
-		char *end;
-		long v = strtol(c, &end, 10);
-
-		if (end == c)
-			return false;
-		if (v == k)
-			return true;
-		c = *end == ',' ? end + 1 : end;
-		if (*end != ',' && *end != '\0')
-			return false;
-	}
-	return false;
-}
-
-static char
-proc_state(pid_t pid)
-{
-	char path[64], buf[512], *c;
-	FILE *fp;
-	size_t n;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	if ((fp = fopen(path, "r")) == NULL)
-		return '?';
-	n = fread(buf, 1, sizeof(buf) - 1, fp);
-	fclose(fp);
-	buf[n] = '\0';
-	if ((c = strrchr(buf, ')')) == NULL || c[1] == '\0')
-		return '?';
-	return c[2];
-}
-
-/* A held peer: say how to attach, then wait (bounded) until continued. */
-static int
-await_held(struct run *r, struct peer *p)
-{
-	pid_t pid = p->peerd_pid > 0 ? p->peerd_pid : p->pid;
-	uint64_t until = clock_mono_ms() + 5000;
-	struct timespec ts = { 0, POLL_NS };
-
-	/* The loop (and so the watchdog) waits while a debugger may hold it. */
-
-	while (proc_state(pid) != 'T' && clock_mono_ms() < until)
-		nanosleep(&ts, NULL);
-	fprintf(stderr, "%s%s is held before its loop: pid %d\n"
-	    "  attach:   gdb -p %d        (then: continue)\n"
-	    "  or go on: kill -CONT %d\n"
-	    "  waiting up to %d s ...\n", r->tty ? "\r\033[K" : "", p->name,
-	    (int)pid, (int)pid, (int)pid, r->opts.hold_timeout_s);
-	timeline(r, "held", json_pack("{s:i, s:I}", "peer", p->index, "pid",
-	    (json_int_t)pid));
-	until = clock_mono_ms() + (uint64_t)r->opts.hold_timeout_s * 1000u;
-	while (proc_state(pid) == 'T' || proc_state(pid) == 't') {
-		if (clock_mono_ms() >= until)
-			return fail(r, "%s was held and not continued within %d s",
-			    p->name, r->opts.hold_timeout_s);
-		if (run_interrupted)
-			return fail(r, "interrupted by a signal");
-		nanosleep(&ts, NULL);
-	}
-	timeline(r, "continued", json_pack("{s:i}", "peer", p->index));
-	p->answered_ms = clock_mono_ms();
-	r->progress_ms = clock_mono_ms();
-	return 0;
-}
-
-/* p's hold flag and command prefix, from --hold and --wrap. */
-static int
-start_prepare(struct run *r, struct peer *p)
-{
-	p->hold = run_index_listed(r->opts.hold, p->index);
-	for (int i = 0; i < r->opts.nwraps; i++) {
-		char *eq = strchr(r->opts.wraps[i], '=');
-		char which[64];
-
-		if (eq == NULL || (size_t)(eq - r->opts.wraps[i]) >= sizeof(which))
-			continue;
-		snprintf(which, sizeof(which), "%.*s",
-		    (int)(eq - r->opts.wraps[i]), r->opts.wraps[i]);
-		if (run_index_listed(which, p->index) &&
-		    fleet_set_wrap(p, eq + 1) == -1)
-			return fail(r, "--wrap %s: cannot parse the prefix",
-			    r->opts.wraps[i]);
-	}
-	return 0;
-}
-
-/* A peer's ready line is in: a held one waits, then the timeline. */
-static int
-start_done(struct run *r, struct peer *p)
-{
-	json_t *cmd;
-	char *line;
-
-	if (p->hold && await_held(r, p) == -1)
-		return -1;
-	line = fleet_cmdline(p);
-	cmd = json_pack("{s:i, s:s, s:I, s:I, s:s, s:s, s:s}", "peer",
-	    p->index, "name", p->name, "pid", (json_int_t)p->pid,
-	    "peerd_pid", (json_int_t)p->peerd_pid, "listen", p->listen,
-	    "peer_id", p->peer_id, "cmdline", line);
-	timeline(r, "peer_started", cmd);
-	free(line);
-	return 0;
-}
-
-static int
-start_peer(struct run *r, struct peer *p, char **seeds, int nseeds)
-{
-	char err[512];
-
-	if (start_prepare(r, p) == -1)
-		return -1;
-	if (fleet_start(&r->fleet, p, seeds, nseeds, err, sizeof(err)) == -1)
-		return fail(r, "starting %s: %s", p->name, err);
-	return start_done(r, p);
-}
-
-/* ---- actions ----------------------------------------------------------- */
-
-/* One peer of a start step, with the peers it is seeded with (indexes). */
-struct start_job {
-	struct peer	*p;
-	int		 seeds[8];
-	int		 nseeds;
-	bool		 spawned, ready, failed;
-	struct event	*ev;
-	char		 err[512];
-};
-
-static void
-start_ready_cb(evutil_socket_t fd, short what, void *arg)
-{
-	struct start_job *j = arg;
-	int rc;
-
-	(void)fd;
-	(void)what;
-	if ((rc = fleet_ready_read(j->p, j->err, sizeof(j->err))) == 0)
-		return;
-	event_del(j->ev);
-	if (rc == 1)
-		j->ready = true;
-	else
-		j->failed = true;
-}
-
-/* Seeds by topology (the random draws in index order, as replay needs). */
-static void
-start_seeds(struct run *r, struct start_job *j)
-{
-	json_t *topo = json_object_get(json_object_get(r->scn, "fleet"),
-	    "topology");
-	const char *t = json_string_value(topo);
-
-	if (j->p->index == 0 || (t != NULL && strcmp(t, "none") == 0))
-		return;
-	if (t != NULL && strcmp(t, "ring") == 0)
-		j->seeds[j->nseeds++] = j->p->index - 1;
-	else if (json_is_object(topo)) {
-		json_int_t k = json_integer_value(json_object_get(topo,
-		    "random"));
-
-		for (json_int_t s = 0; s < k && j->nseeds < 8; s++)
-			j->seeds[j->nseeds++] = (int)(rng_next(r) %
-			    (uint64_t)j->p->index);
-	} else
-		j->seeds[j->nseeds++] = 0;
-}
-
-/* Fork j's peer if the peers it is seeded with are ready. 1 forked. */
-static int
-start_spawn(struct run *r, struct start_job *j)
-{
-	char *seeds[8];
-
-	for (int s = 0; s < j->nseeds; s++) {
-		struct peer *q = r->fleet.peers[j->seeds[s]];
-
-		if (q->listen[0] == '\0' || !fleet_live(q))
-			return 0;
-		seeds[s] = q->listen;
-	}
-	if (start_prepare(r, j->p) == -1)
-		return -1;
-	if (fleet_spawn(&r->fleet, j->p, seeds, j->nseeds, j->err,
-	    sizeof(j->err)) == -1)
-		return fail(r, "starting %s: %s", j->p->name, j->err);
-	j->spawned = true;
-	j->ev = event_new(r->base, j->p->ready_fd, EV_READ | EV_PERSIST,
-	    start_ready_cb, j);
-	event_add(j->ev, NULL);
-	return 1;
-}
-
-/*
- * Start the selected peers: each is forked as soon as the peers it is
- * seeded with are ready (mesh and star: after p0; "none": all at once;
- * ring: one after another), without waiting for the others; the ready
- * lines are read on the loop as they come, all within the step's bound.
- */
-static int
-act_start(struct run *r, json_t *step, uint64_t deadline)
-{
-	json_int_t n = json_integer_value(json_object_get(json_object_get(
-	    r->scn, "fleet"), "peers"));
-	json_t *sel = json_object_get(step, "peers");
-	struct peer *ps[FLEET_MAX_PEERS];
-	struct start_job *jobs;
-	int np, nready = 0, rc = 0;
-
-	while (r->fleet.npeers < n)
-		if (fleet_add(&r->fleet, NULL) == NULL)
-			return fail(r, "too many peers");
-	if (sel == NULL || json_is_null(sel))
-		sel = json_string("all");
-	else
-		json_incref(sel);
-	np = select_peers(r, sel, ps, FLEET_MAX_PEERS, false);
-	json_decref(sel);
-	if (np < 0)
-		return fail(r, "start: a peer index out of range");
-	jobs = xcalloc((size_t)np + 1, sizeof(*jobs));
-	for (int i = 0; i < np; i++) {
-		jobs[i].p = ps[i];
-		if (fleet_live(ps[i])) {
-			jobs[i].spawned = jobs[i].ready = true;
-			nready++;
-		} else
-			start_seeds(r, &jobs[i]);
-	}
-	while (rc == 0 && nready < np) {
-		for (int i = 0; i < np && rc == 0; i++)
-			if (!jobs[i].spawned && start_spawn(r, &jobs[i]) == -1)
-				rc = -1;
-		if (rc == 0)
-			nap(r);
-		for (int i = 0; i < np && rc == 0; i++) {
-			struct start_job *j = &jobs[i];
-
-			if (j->failed)
-				rc = fail(r, "starting %s: %s", j->p->name,
-				    j->err);
-			else if (j->ready && j->ev != NULL) {
-				event_free(j->ev);
-				j->ev = NULL;
-				nready++;
-				rc = start_done(r, j->p);
-			}
-		}
-		if (rc == 0 && nready < np && clock_mono_ms() >= deadline)
-			rc = fail(r, "start: %d of %d peers ready within the "
-			    "step's bound", nready, np);
-		if (rc == 0 && housekeep(r) == -1)
-			rc = -1;
-	}
-	for (int i = 0; i < np; i++) {
-		if (jobs[i].ev != NULL)
-			event_free(jobs[i].ev);
-		if (!jobs[i].ready)
-			fleet_ready_abandon(jobs[i].p);
-	}
-	free(jobs);
-	return rc;
-}
-
-static int	signal_one(struct run *, struct peer *, const char *, int,
-		    uint64_t);
-
-static int
-act_signal(struct run *r, json_t *step, int sig, uint64_t deadline)
-{
-	struct peer *ps[FLEET_MAX_PEERS];
-	const char *action = json_string_value(json_object_get(step, "action"));
-	int np = select_peers(r, json_object_get(step, "peer"), ps,
-	    FLEET_MAX_PEERS, json_is_string(json_object_get(step, "peer")));
-
-	if (np <= 0)
-		return fail(r, "%s: no such peer", action);
-	for (int i = 0; i < np; i++)
-		if (signal_one(r, ps[i], action, sig, deadline) == -1)
-			return -1;
-	return 0;
-}
-
-static int
-signal_one(struct run *r, struct peer *p, const char *action, int sig,
-    uint64_t deadline)
-{
-	if (!fleet_live(p))
-		return fail(r, "%s: %s is not running (%s)", action, p->name,
-		    fleet_state_name(p->state));
-	/* Its history first: after a kill nobody can ask it. */
-	if (sig == SIGTERM || sig == SIGKILL || sig == SIGSTOP) {
-		if (r->had_take_step)
-			collect_takes(r, p);
-		if (loads_collect(r, p, sig != SIGSTOP) == -1)
-			return -1;
-	}
-	timeline(r, "signal", json_pack("{s:i, s:s, s:I}", "peer", p->index,
-	    "signal", sigabbrev_np(sig), "pid", (json_int_t)p->pid));
-	fault_note(r, "%s %s (SIG%s to pid %d)", action, p->name,
-	    sigabbrev_np(sig), (int)p->pid);
-	if (fleet_signal(p, sig) == -1)
-		return fail(r, "%s: kill(%d): %s", action, (int)p->pid,
-		    strerror(errno));
-	if (sig == SIGTERM || sig == SIGKILL) {
-		uint64_t now = clock_mono_ms();
-
-		if (!fleet_wait_exit(&r->fleet, p, now < deadline ?
-		    (int)(deadline - now) : 0))
-			return fail(r, "%s: %s did not exit", action, p->name);
-		if (sig == SIGTERM && !(WIFEXITED(p->exit_status) &&
-		    WEXITSTATUS(p->exit_status) == 0))
-			note(r, "%s exited with status 0x%x after SIGTERM",
-			    p->name, p->exit_status);
-	}
-	return 0;
-}
-
-static int
-act_stop(struct run *r, json_t *step, uint64_t deadline)
-{
-	return act_signal(r, step, SIGTERM, deadline);
-}
-
-static int
-act_kill(struct run *r, json_t *step, uint64_t deadline)
-{
-	return act_signal(r, step, SIGKILL, deadline);
-}
-
-static int
-act_pause(struct run *r, json_t *step, uint64_t deadline)
-{
-	return act_signal(r, step, SIGSTOP, deadline);
-}
-
-static int
-act_resume(struct run *r, json_t *step, uint64_t deadline)
-{
-	return act_signal(r, step, SIGCONT, deadline);
-}
-
-static int
-act_restart(struct run *r, json_t *step, uint64_t deadline)
-{
-	struct peer *ps[FLEET_MAX_PEERS];
-	char *seeds[3];
-	int ns, np;
-
-	(void)deadline;
-	np = select_peers(r, json_object_get(step, "peer"), ps,
-	    FLEET_MAX_PEERS, false);
-	if (np <= 0)
-		return fail(r, "restart: no such peer");
-	for (int i = 0; i < np; i++) {
-		struct peer *p = ps[i];
-
-		if (fleet_live(p)) {
-			if (json_is_string(json_object_get(step, "peer")))
-				continue;	/* "all": the ones that are down */
-			return fail(r, "restart: %s is still running", p->name);
-		}
-		ns = live_seeds(r, p, seeds, 3);
-		p->restarts++;
-		p->takes_seen = 0;
-		if (start_peer(r, p, seeds, ns) == -1)
-			return -1;
-		fault_note(r, "restart %s (restart %u, pid %d)", p->name,
-		    p->restarts, (int)p->pid);
-	}
-	return 0;
-}
-
-static int
-act_join(struct run *r, json_t *step, uint64_t deadline)
-{
-	json_t *knobs = json_object_get(step, "knobs");
-	struct peer *p;
-	char *seeds[3];
-	int ns;
-
-	(void)deadline;
-	if ((p = fleet_add(&r->fleet, json_is_object(knobs) ? knobs : NULL)) ==
-	    NULL)
-		return fail(r, "join: too many peers");
-	ns = live_seeds(r, p, seeds, 3);
-	return start_peer(r, p, seeds, ns);
-}
-
-static int
-act_connect(struct run *r, json_t *step, uint64_t deadline)
-{
-	struct peer *from = one_peer(r, step, "from"), *to = one_peer(r, step,
-	    "to");
-	char err[256];
-	json_t *args, *res;
-
-	(void)deadline;
-	if (from == NULL || to == NULL)
-		return fail(r, "connect: no such peer");
-	args = json_pack("{s:s}", "addr", to->listen);
-	res = call(r, from, "connect", args, CALL_MS, err, sizeof(err));
-	json_decref(args);
-	if (res == NULL)
-		return fail(r, "connect: %s", err);
-	json_decref(res);
-	return 0;
-}
-
-static int
-wait_loads(struct run *r, struct peer **ps, int np, const char *name,
-    uint64_t deadline)
-{
-	char err[256];
-
-	for (int i = 0; i < np; i++) {
-		for (;;) {
-			json_t *args = json_pack("{s:s, s:s}", "op", "status",
-			    "name", name), *res, *l;
-			bool running;
-
-			res = call(r, ps[i], "load", args, CALL_MS, err,
-			    sizeof(err));
-			json_decref(args);
-			if (res == NULL)
-				return fail(r, "%s: %s", name, err);
-			l = json_array_get(json_object_get(res, "loads"), 0);
-			running = json_is_true(json_object_get(l, "running"));
-			json_decref(res);
-			if (!running)
-				break;
-			if (clock_mono_ms() >= deadline)
-				return fail(r, "%s: not done within its bound",
-				    name);
-			if (housekeep(r) == -1)
-				return -1;
-			nap(r);
-		}
-	}
-	return 0;
-}
-
-static const char *const write_keys[] = { "count", "rate", "type",
-    "payload_bytes", "lease_ms", NULL };
-static const char *const take_keys[] = { "workers", "type", "complete",
-    "timeout_ms", NULL };
-
-/* Start an in-peer load named after the step, with the step's keys. */
-static int
-start_loads(struct run *r, struct peer **ps, int np, json_t *step,
-    const char *op, const char *const *keys)
-{
-	json_t *name = json_object_get(step, "name");
-	char err[256];
-
-	for (int i = 0; i < np; i++) {
-		json_t *args = json_pack("{s:s, s:O}", "op", op, "name", name),
-		    *res;
-
-		for (const char *const *k = keys; *k != NULL; k++)
-			json_object_set(args, *k, json_object_get(step, *k));
-		res = call(r, ps[i], "load", args, CALL_MS, err, sizeof(err));
-		json_decref(args);
-		if (res == NULL)
-			return fail(r, "%s: %s", json_string_value(name), err);
-		json_decref(res);
-	}
-	return 0;
-}
-
-static int
-act_write(struct run *r, json_t *step, uint64_t deadline)
-{
-	struct peer *ps[FLEET_MAX_PEERS];
-	const char *name = json_string_value(json_object_get(step, "name"));
-	int np;
-
-	np = select_peers(r, json_object_get(step, "peer"), ps,
-	    FLEET_MAX_PEERS, true);
-	if (np <= 0)
-		return fail(r, "%s: no live peer selected", name);
-	if (start_loads(r, ps, np, step, "write", write_keys) == -1)
-		return -1;
-	if (!json_is_true(json_object_get(step, "wait"))) {
-		for (int i = 0; i < np; i++)
-			loads_add(r, ps[i], name);
-		return 0;
-	}
-	if (wait_loads(r, ps, np, name, deadline) == -1)
-		return -1;
-	for (int i = 0; i < np; i++)
-		if (collect_writes(r, ps[i], name, "status", true) == -1)
-			return -1;
-	return 0;
-}
-
-static size_t
-taken_count(struct run *r)
-{
-	return json_object_size(r->takes);
-}
-
-static int
-act_take(struct run *r, json_t *step, uint64_t deadline)
-{
-	struct peer *ps[FLEET_MAX_PEERS];
-	const char *name = json_string_value(json_object_get(step, "name"));
-	json_int_t count = json_integer_value(json_object_get(step, "count"));
-	char err[256];
-	int np;
-
-	np = select_peers(r, json_object_get(step, "peer"), ps,
-	    FLEET_MAX_PEERS, true);
-	if (np <= 0)
-		return fail(r, "%s: no live peer selected", name);
-	r->had_take_step = true;
-	if (count <= 0)
-		loads_collect(r, NULL, false);
-	r->take_target = count > 0 ? (uint64_t)count :
-	    json_object_size(r->writes);
-	r->take_start_ms = clock_mono_ms();
-	r->take_end_ms = 0;
-	if (start_loads(r, ps, np, step, "take", take_keys) == -1)
-		return -1;
-	if (!json_is_true(json_object_get(step, "wait")))
-		return 0;
-	for (;;) {
-		collect_all_takes(r);
-		if (taken_count(r) >= r->take_target)
-			break;
-		if (clock_mono_ms() >= deadline)
-			return fail(r, "%s: %zu of %llu tasks taken within its "
-			    "bound", name, taken_count(r),
-			    (unsigned long long)r->take_target);
-		if (housekeep(r) == -1)
-			return -1;
-		nap(r);
-	}
-	r->take_end_ms = clock_mono_ms();
-	for (int i = 0; i < np; i++) {
-		json_t *args = json_pack("{s:s, s:s}", "op", "stop", "name", name),
-		    *res;
-
-		if (!fleet_live(ps[i]))
-			continue;
-		res = call(r, ps[i], "load", args, CALL_MS, err, sizeof(err));
-		json_decref(args);
-		json_decref(res);
-	}
-	collect_all_takes(r);
-	return 0;
-}
-
-/* The fault step in words, into the notes. */
-static void
-fault_describe(struct run *r, json_t *step)
-{
-	json_t *part = json_object_get(step, "partition");
-	char *sel = json_dumps(json_object_get(step, "peer"), JSON_ENCODE_ANY |
-	    JSON_COMPACT);
-
-	if (json_is_array(part)) {
-		char *g = json_dumps(part, JSON_COMPACT);
-
-		fault_note(r, "partition %s", g);
-		free(g);
-	} else if (json_is_true(json_object_get(step, "clear")))
-		fault_note(r, "faults cleared on peers %s", sel ? sel : "?");
-	else
-		fault_note(r, "fault on peers %s toward %s: drop %g, delay %lld ms, "
-		    "jitter %lld ms", sel ? sel : "?", json_is_integer(
-		    json_object_get(step, "target")) ? "one peer" : "all",
-		    json_number_value(json_object_get(step, "drop")),
-		    (long long)json_integer_value(json_object_get(step,
-		    "delay_ms")), (long long)json_integer_value(json_object_get(
-		    step, "jitter_ms")));
-	free(sel);
-}
-
-static int
-act_fault(struct run *r, json_t *step, uint64_t deadline)
-{
-	struct peer *ps[FLEET_MAX_PEERS];
-	json_t *part = json_object_get(step, "partition");
-	char err[256];
-	int np;
-
-	(void)deadline;
-	np = select_peers(r, json_is_array(part) ? NULL :
-	    json_object_get(step, "peer"), ps, FLEET_MAX_PEERS, true);
-	if (np < 0)
-		return fail(r, "fault: a peer index out of range");
-	fault_describe(r, step);
-	for (int i = 0; i < np; i++) {
-		json_t *args, *res;
-
-		if (json_is_true(json_object_get(step, "clear")))
-			args = json_pack("{s:b}", "clear", 1);
-		else if (json_is_array(part)) {
-			/* Cut this peer off from every peer outside its group. */
-			json_t *cut = json_array(), *g, *v;
-			size_t gi, vi;
-			bool mine = false;
-
-			json_array_foreach(part, gi, g) {
-				bool in = false;
-
-				json_array_foreach(g, vi, v)
-					in |= json_integer_value(v) == ps[i]->index;
-				if (in) {
-					mine = true;
-					continue;
-				}
-				json_array_foreach(g, vi, v) {
-					json_int_t k = json_integer_value(v);
-
-					if (k >= 0 && k < r->fleet.npeers)
-						json_array_append_new(cut,
-						    json_string(r->fleet.peers[k]->peer_id));
-				}
-			}
-			if (!mine)
-				json_array_clear(cut);
-			args = json_pack("{s:o}", "partition", cut);
-		} else {
-			json_t *target = json_object_get(step, "target");
-			const char *peer = "*";
-
-			if (json_is_integer(target) &&
-			    json_integer_value(target) < r->fleet.npeers)
-				peer = r->fleet.peers[json_integer_value(target)]->
-				    peer_id;
-			args = json_pack("{s:s, s:O, s:O, s:O}", "peer", peer,
-			    "drop", json_object_get(step, "drop"),
-			    "delay_ms", json_object_get(step, "delay_ms"),
-			    "jitter_ms", json_object_get(step, "jitter_ms"));
-		}
-		timeline(r, "fault", json_pack("{s:i, s:O}", "peer",
-		    ps[i]->index, "args", args));
-		res = call(r, ps[i], "fault", args, CALL_MS, err, sizeof(err));
-		json_decref(args);
-		if (res == NULL)
-			return fail(r, "fault: %s", err);
-		json_decref(res);
-	}
-	return 0;
-}
-
-/* ---- the content swarm ------------------------------------------------- */
-
-static int
-act_publish(struct run *r, json_t *step, uint64_t deadline)
-{
-	struct peer *p = one_peer(r, step, "peer");
-	double mib = json_number_value(json_object_get(step, "mebibytes"));
-	uint64_t now = clock_mono_ms();
-	char err[256];
-	json_t *args, *res;
-
-	if (p == NULL || !fleet_live(p))
-		return fail(r, "publish: the publisher is not running");
-	r->swarm_size = floor(mib * 1048576.0);
-	args = json_pack("{s:I, s:O, s:O}", "size", (json_int_t)r->swarm_size,
-	    "seed", json_object_get(step, "seed"), "piece_kib",
-	    json_object_get(step, "piece_kib"));
-	res = call(r, p, "publish", args, now < deadline ?
-	    (int)(deadline - now) : 1000, err, sizeof(err));
-	json_decref(args);
-	if (res == NULL)
-		return fail(r, "publish: %s", err);
-	snprintf(r->swarm_cid, sizeof(r->swarm_cid), "%s",
-	    json_string_value(json_object_get(res, "cid")));
-	snprintf(r->swarm_sha, sizeof(r->swarm_sha), "%s",
-	    json_string_value(json_object_get(res, "sha256")));
-	r->swarm_publisher = p->index;
-	timeline(r, "published", json_pack("{s:i, s:s, s:s, s:O, s:O}",
-	    "peer", p->index, "cid", r->swarm_cid, "sha256", r->swarm_sha,
-	    "size", json_object_get(res, "size"), "pieces",
-	    json_object_get(res, "pieces")));
-	json_decref(res);
-	return 0;
-}
-
-/*
- * The content of a fetcher.  While others still fetch, without the whole
- * blob's SHA-256: hashing a complete copy would take CPU from the fetch
- * being timed.
- */
-static json_t *
-content_of(struct run *r, struct peer *p, bool sha, char *err, size_t errlen)
-{
-	json_t *args = json_pack("{s:s, s:b}", "cid", r->swarm_cid, "sha256",
-	    sha), *res;
-
-	res = call(r, p, "content", args, CALL_MS, err, errlen);
-	json_decref(args);
-	return res;
-}
-
-/* Every fetcher complete; lines every 10 s, a stall after 30 s quiet. */
-static int
-wait_fetched(struct run *r, uint64_t deadline)
-{
-	size_t n = json_array_size(r->swarm_fetchers);
-	uint64_t *last_gain = xcalloc(n ? n : 1, sizeof(*last_gain));
-	json_int_t *last_v = xcalloc(n ? n : 1, sizeof(*last_v));
-	bool *stalled = xcalloc(n ? n : 1, sizeof(*stalled));
-	uint64_t next_line = clock_mono_ms() + PROGRESS_MS;
-	int rc = 0;
-	char err[256];
-
-	for (size_t i = 0; i < n; i++)
-		last_gain[i] = clock_mono_ms();
-	for (;;) {
-		size_t done = 0;
-		char line[1024] = "";
-		bool print = clock_mono_ms() >= next_line;
-
-		for (size_t i = 0; i < n; i++) {
-			struct peer *p = r->fleet.peers[json_integer_value(
-			    json_array_get(r->swarm_fetchers, i))];
-			json_t *c;
-			json_int_t v;
-
-			if (!fleet_live(p) || (c = content_of(r, p, false, err,
-			    sizeof(err))) == NULL)
-				continue;
-			v = json_integer_value(json_object_get(c, "verified"));
-			if (json_is_true(json_object_get(c, "complete")))
-				done++;
-			else if (v != last_v[i]) {
-				last_v[i] = v;
-				last_gain[i] = clock_mono_ms();
-				stalled[i] = false;
-			} else if (!stalled[i] && clock_mono_ms() -
-			    last_gain[i] >= 30000) {
-				json_t *args = json_pack("{s:i}", "n", 20), *t;
-
-				stalled[i] = true;
-				r->swarm_stalls++;
-				note(r, "stall: %s gained no piece for 30 s "
-				    "(%lld of %lld verified)", p->name,
-				    (long long)v, (long long)json_integer_value(
-				    json_object_get(c, "pieces")));
-				timeline(r, "stall", json_pack("{s:i, s:I}",
-				    "peer", p->index, "verified", v));
-				t = call(r, p, "trace", args, CALL_MS, err,
-				    sizeof(err));
-				if (t != NULL && r->opts.verbose >= 0) {
-					size_t k;
-					json_t *e;
-
-					fprintf(stderr, "%s trace tail:\n", p->name);
-					json_array_foreach(json_object_get(t,
-					    "events"), k, e)
-						fprintf(stderr, "  %s %s\n",
-						    json_string_value(
-						    json_object_get(e, "cat")),
-						    json_string_value(
-						    json_object_get(e, "detail")));
-				}
-				json_decref(t);
-				json_decref(args);
-			}
-			if (print) {
-				size_t used = strlen(line);
-
-				snprintf(line + used, sizeof(line) - used,
-				    " %s %lld/%lld", p->name, (long long)
-				    json_integer_value(json_object_get(c,
-				    "verified")), (long long)json_integer_value(
-				    json_object_get(c, "pieces")));
-			}
-			json_decref(c);
-		}
-		if (print) {
-			next_line = clock_mono_ms() + PROGRESS_MS;
-			if (r->opts.verbose >= 0)
-				fprintf(stderr, "%sswarm: pieces verified:%s\n",
-				    r->tty ? "\r\033[K" : "", line);
-		}
-		if (done == n)
-			break;
-		if (clock_mono_ms() >= deadline) {
-			rc = fail(r, "fetch: %zu of %zu fetchers complete within "
-			    "the bound", done, n);
-			break;
-		}
-		if (housekeep(r) == -1) {
-			rc = -1;
-			break;
-		}
-		nap(r);
-	}
-	free(last_gain);
-	free(last_v);
-	free(stalled);
-	return rc;
-}
-
-static int
-act_fetch(struct run *r, json_t *step, uint64_t deadline)
-{
-	struct peer *ps[FLEET_MAX_PEERS];
-	char err[256];
-	int np;
-
-	if (r->swarm_cid[0] == '\0')
-		return fail(r, "fetch: nothing was published");
-	np = select_peers(r, json_object_get(step, "peer"), ps,
-	    FLEET_MAX_PEERS, true);
-	if (np <= 0)
-		return fail(r, "fetch: no live peer selected");
-	for (int i = 0; i < np; i++) {
-		json_t *args, *res;
-
-		if (ps[i]->index == r->swarm_publisher)
-			continue;
-		args = json_pack("{s:s}", "cid", r->swarm_cid);
-		res = call(r, ps[i], "fetch", args, 15000, err, sizeof(err));
-		json_decref(args);
-		if (res == NULL)
-			return fail(r, "fetch: %s", err);
-		json_decref(res);
-		json_array_append_new(r->swarm_fetchers,
-		    json_integer(ps[i]->index));
-		timeline(r, "fetch_started", json_pack("{s:i, s:s}", "peer",
-		    ps[i]->index, "cid", r->swarm_cid));
-	}
-	if (!json_is_true(json_object_get(step, "wait")))
-		return 0;
-	return wait_fetched(r, deadline);
-}
-
-static int
-cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-/*
- * The same bytes over one plain TCP stream, now, for the ratio: the median
- * of RAW_RUNS runs, since one loopback stream on two shared cores varies
- * by half from run to run (BENCHMARKS.md); each run is noted.
- */
-static void
-raw_stream(struct run *r, double bytes)
-{
-	char tool[700], arg[64], line[512], runs[256] = "";
-	double v[RAW_RUNS];
-	int out[2], status, got = 0;
-	ssize_t n;
-	pid_t pid;
-	json_t *j;
-
-	snprintf(tool, sizeof(tool), "%s", r->opts.peerd);
-	if (strrchr(tool, '/') != NULL)
-		snprintf(strrchr(tool, '/') + 1, sizeof(tool) - (size_t)(
-		    strrchr(tool, '/') + 1 - tool), "tcpstream");
-	else
-		snprintf(tool, sizeof(tool), "tcpstream");
-	if (access(tool, X_OK) != 0) {
-		note(r, "no %s: swarm.raw_stream_mib_s not measured", tool);
-		return;
-	}
-	snprintf(arg, sizeof(arg), "%.0f", bytes);
-	for (int k = 0; k < RAW_RUNS; k++) {
-		if (pipe(out) == -1)
-			break;
-		if ((pid = fork()) == 0) {
-			dup2(out[1], STDOUT_FILENO);
-			close(out[0]);
-			execl(tool, tool, "-n", arg, (char *)NULL);
-			_exit(127);
-		}
-		close(out[1]);
-		if (pid == -1) {
-			close(out[0]);
-			break;
-		}
-		n = read(out[0], line, sizeof(line) - 1);
-		close(out[0]);
-		waitpid(pid, &status, 0);
-		if (n <= 0)
-			break;
-		line[n] = '\0';
-		if ((j = json_loads(line, JSON_DISABLE_EOF_CHECK, NULL)) ==
-		    NULL)
-			break;
-		v[got] = json_number_value(json_object_get(j, "mib_s"));
-		json_decref(j);
-		if (v[got] <= 0)
-			break;
-		snprintf(runs + strlen(runs), sizeof(runs) - strlen(runs),
-		    "%s%.0f", got ? ", " : "", v[got]);
-		got++;
-	}
-	if (got < RAW_RUNS) {
-		note(r, "tcpstream failed: swarm.raw_stream_mib_s not measured");
-		return;
-	}
-	qsort(v, (size_t)got, sizeof(v[0]), cmp_double);
-	note(r, "raw stream: %s MiB/s; the median is used", runs);
-	set_measure(r, "swarm.raw_stream_mib_s", v[got / 2], "MiB/s");
-}
-
-/* Per fetcher: verified, bytes from the seeder and from the others. */
-static void
-gather_swarm(struct run *r)
-{
-	const char *pub;
-	double total = 0, from_seeder = 0, first_us = 0, last_us = 0;
-	size_t i, verified = 0, n = json_array_size(r->swarm_fetchers);
-	json_t *ix;
-	char err[256];
-
-	if (r->swarm_cid[0] == '\0' || n == 0)
-		return;
-	pub = r->fleet.peers[r->swarm_publisher]->name;
-	json_array_foreach(r->swarm_fetchers, i, ix) {
-		struct peer *p = r->fleet.peers[json_integer_value(ix)];
-		json_t *c = fleet_live(p) ? content_of(r, p, true, err,
-		    sizeof(err)) : NULL, *from, *v;
-		double mine = 0, seeder = 0, s_us, e_us;
-		const char *k, *sha;
-		bool ok;
-
-		if (c == NULL) {
-			json_array_append_new(r->swarm_rows, json_pack(
-			    "{s:s, s:b}", "name", p->name, "verified", 0));
-			continue;
-		}
-		from = json_object_get(c, "from");
-		json_object_foreach(from, k, v) {
-			mine += json_number_value(v);
-			if (strcmp(k, pub) == 0)
-				seeder += json_number_value(v);
-		}
-		sha = json_string_value(json_object_get(c, "sha256"));
-		ok = json_is_true(json_object_get(c, "complete")) && sha != NULL &&
-		    strcmp(sha, r->swarm_sha) == 0;
-		verified += ok;
-		total += mine;
-		from_seeder += seeder;
-		s_us = json_number_value(json_object_get(c, "start_us"));
-		e_us = json_number_value(json_object_get(c, "end_us"));
-		if (first_us == 0 || s_us < first_us)
-			first_us = s_us;
-		if (e_us > last_us)
-			last_us = e_us;
-		json_array_append_new(r->swarm_rows, json_pack(
-		    "{s:s, s:b, s:f, s:f, s:O, s:O}", "name", p->name,
-		    "verified", ok, "bytes_from_seeder", seeder,
-		    "bytes_from_others", mine - seeder, "seconds",
-		    json_object_get(c, "seconds"), "bad_pieces",
-		    json_object_get(c, "bad_pieces")));
-		json_decref(c);
-	}
-	set_measure(r, "swarm.verified", (double)verified, "count");
-	set_measure(r, "swarm.unverified", (double)(n - verified), "count");
-	set_measure(r, "swarm.stalls", (double)r->swarm_stalls, "count");
-	if (verified == n && last_us > first_us) {
-		double secs = (last_us - first_us) / 1e6;
-		json_t *raw;
-
-		set_measure(r, "swarm.wall_ms", secs * 1000.0, "ms");
-		set_measure(r, "swarm.aggregate_mib_s", r->swarm_size *
-		    (double)n / 1048576.0 / secs, "MiB/s");
-		if (total > 0)
-			set_measure(r, "swarm.seeder_share", from_seeder / total,
-			    "ratio");
-		raw_stream(r, r->swarm_size * (double)n);
-		raw = json_object_get(json_object_get(r->measures,
-		    "swarm.raw_stream_mib_s"), "value");
-		if (json_number_value(raw) > 0)
-			set_measure(r, "swarm.ratio_to_raw", r->swarm_size *
-			    (double)n / 1048576.0 / secs / json_number_value(raw),
-			    "ratio");
-	}
-}
-
-/* ---- conditions -------------------------------------------------------- */
-
-static int
-cond_connected(struct run *r, json_t *step, uint64_t deadline, char *why,
-    size_t len)
-{
-	char err[256];
-
-	(void)step;
-	(void)deadline;
-	for (int i = 0; i < r->fleet.npeers; i++) {
-		struct peer *p = r->fleet.peers[i];
-		json_t *res, *m;
-		size_t k;
-
-		if (p->state != PEER_RUNNING)
-			continue;
-		if ((res = call(r, p, "peers", NULL, CALL_MS, err,
-		    sizeof(err))) == NULL) {
-			snprintf(why, len, "%s", err);
-			return 0;
-		}
-		for (int j = 0; j < r->fleet.npeers; j++) {
-			struct peer *q = r->fleet.peers[j];
-			bool linked = false;
-
-			if (q == p || q->state != PEER_RUNNING)
-				continue;
-			json_array_foreach(json_object_get(res, "members"), k, m)
-				if (strcmp(json_string_value(json_object_get(m,
-				    "peer_id")), q->peer_id) == 0 &&
-				    json_is_true(json_object_get(m, "link")))
-					linked = true;
-			if (!linked) {
-				snprintf(why, len, "%s has no link to %s",
-				    p->name, q->name);
-				json_decref(res);
-				return 0;
-			}
-		}
-		json_decref(res);
-	}
-	return 1;
-}
-
-static int
-cond_converged(struct run *r, json_t *step, uint64_t deadline, char *why,
-    size_t len)
-{
-	char err[256];
-	json_int_t first = 0;
-	bool have = false;
-
-	(void)step;
-	(void)deadline;
-	for (int i = 0; i < r->fleet.npeers; i++) {
-		struct peer *p = r->fleet.peers[i];
-		json_t *args, *res;
-		json_int_t d;
-
-		if (p->state != PEER_RUNNING)
-			continue;
-		args = json_pack("{s:i}", "limit", 0);
-		res = call(r, p, "dump", args, CALL_MS, err, sizeof(err));
-		json_decref(args);
-		if (res == NULL) {
-			snprintf(why, len, "%s", err);
-			return 0;
-		}
-		d = json_integer_value(json_object_get(json_object_get(res,
-		    "space"), "digest"));
-		json_decref(res);
-		if (have && d != first) {
-			snprintf(why, len, "%s differs from the first peer",
-			    p->name);
-			return 0;
-		}
-		first = d;
-		have = true;
-	}
-	return 1;
-}
-
-/* Every written id on every running peer. */
-static int
-cond_visible(struct run *r, json_t *step, uint64_t deadline, char *why,
-    size_t len)
-{
-	char err[256];
-
-	(void)step;
-	(void)deadline;
-	loads_look(r);
-	for (int i = 0; i < r->fleet.npeers; i++) {
-		struct peer *p = r->fleet.peers[i];
-		json_t *res, *have, *v;
-		const char *id;
-		size_t k, missing = 0;
-
-		if (p->state != PEER_RUNNING)
-			continue;
-		if ((res = call(r, p, "ids", NULL, CALL_MS * 2, err,
-		    sizeof(err))) == NULL) {
-			snprintf(why, len, "%s", err);
-			return 0;
-		}
-		have = json_object();
-		json_array_foreach(json_object_get(res, "ids"), k, v)
-			json_object_set_new(have, json_string_value(
-			    json_array_get(v, 0)), json_true());
-		json_object_foreach(r->writes, id, v)
-			if (json_object_get(have, id) == NULL)
-				missing++;
-		json_decref(have);
-		json_decref(res);
-		if (missing > 0) {
-			snprintf(why, len, "%s lacks %zu entries", p->name,
-			    missing);
-			return 0;
-		}
-	}
-	return 1;
-}
-
-static double
-fleet_counter(struct run *r, const char *name, bool *ok)
-{
-	char err[256];
-	double sum = 0;
-
-	*ok = false;
-	for (int i = 0; i < r->fleet.npeers; i++) {
-		struct peer *p = r->fleet.peers[i];
-		json_t *m, *v;
-
-		if (p->state != PEER_RUNNING)
-			continue;
-		if ((m = call(r, p, "metrics", NULL, CALL_MS, err,
-		    sizeof(err))) == NULL)
-			continue;
-		v = json_object_get(json_object_get(m, "counters"), name);
-		if (json_is_number(v)) {
-			sum += json_number_value(v);
-			*ok = true;
-		}
-		json_decref(m);
-	}
-	return sum;
-}
-
-static bool
-compare(double a, const char *op, double b)
+bool
+run_compare(double a, const char *op, double b)
 {
 	if (strcmp(op, "<") == 0) return a < b;
 	if (strcmp(op, "<=") == 0) return a <= b;
@@ -2033,150 +359,6 @@ compare(double a, const char *op, double b)
 	if (strcmp(op, ">") == 0) return a > b;
 	return false;
 }
-
-/* Every fetcher complete (wait_fetched waits itself, bounded). */
-static int
-cond_fetched(struct run *r, json_t *step, uint64_t deadline, char *why,
-    size_t len)
-{
-	(void)step;
-	(void)why;
-	(void)len;
-	return wait_fetched(r, deadline) == -1 ? -1 : 1;
-}
-
-/* Every task written so far taken. */
-static int
-cond_taken(struct run *r, json_t *step, uint64_t deadline, char *why,
-    size_t len)
-{
-	(void)step;
-	(void)deadline;
-	loads_look(r);
-	collect_all_takes(r);
-	snprintf(why, len, "%zu of %zu taken", taken_count(r),
-	    json_object_size(r->writes));
-	return taken_count(r) >= json_object_size(r->writes);
-}
-
-/* A measure (or a fleet counter) against the step's op and value. */
-static int
-cond_metric(struct run *r, json_t *step, uint64_t deadline, char *why,
-    size_t len)
-{
-	const char *m = json_string_value(json_object_get(step, "metric"));
-	json_t *mv = json_object_get(json_object_get(r->measures, m), "value");
-	bool have = json_is_number(mv);
-	double v = have ? json_number_value(mv) : 0;
-
-	(void)deadline;
-	if (strncmp(m, "counters.", 9) == 0)
-		v = fleet_counter(r, m + 9, &have);
-	snprintf(why, len, "%s = %g", m, v);
-	return have && compare(v, json_string_value(json_object_get(step,
-	    "op")), json_number_value(json_object_get(step, "value")));
-}
-
-/*
- * The engine's half of CONDITIONS() (action.h): 1 holds, 0 not yet (why
- * says what is missing), -1 the run stops.
- */
-#define COND_ROW(n) { #n, cond_##n },
-static const struct {
-	const char	*name;
-	int		(*eval)(struct run *, json_t *, uint64_t, char *,
-			    size_t);
-} conditions[] = { CONDITIONS(COND_ROW) };
-#undef COND_ROW
-
-static int
-act_wait(struct run *r, json_t *step, uint64_t deadline)
-{
-	const char *until = json_string_value(json_object_get(step, "until"));
-	const char *measure = json_string_value(json_object_get(step,
-	    "measure"));
-	uint64_t start = clock_mono_ms();
-	char why[300] = "";
-	size_t c;
-
-	for (c = 0; c < sizeof(conditions) / sizeof(conditions[0]); c++)
-		if (strcmp(conditions[c].name, until) == 0)
-			break;
-	if (c == sizeof(conditions) / sizeof(conditions[0]))
-		return fail(r, "unknown condition \"%s\"", until);
-	for (;;) {
-		int ok = conditions[c].eval(r, step, deadline, why,
-		    sizeof(why));
-
-		if (ok == -1)
-			return -1;
-		if (ok)
-			break;
-		if (clock_mono_ms() >= deadline) {
-			if (measure != NULL)
-				note(r, "%s: not reached within its bound, so "
-				    "%s is UNKNOWN", json_string_value(
-				    json_object_get(step, "name")), measure);
-			return fail(r, "%s: \"%s\" not reached within its bound "
-			    "(%s)", json_string_value(json_object_get(step,
-			    "name")), until, why);
-		}
-		if (housekeep(r) == -1)
-			return -1;
-		nap(r);
-	}
-	if (measure != NULL)
-		set_measure(r, measure, (double)(clock_mono_ms() - start), "ms");
-	return 0;
-}
-
-static int
-act_sleep(struct run *r, json_t *step, uint64_t deadline)
-{
-	uint64_t until = clock_mono_ms() + (uint64_t)json_integer_value(
-	    json_object_get(step, "ms"));
-
-	(void)deadline;
-	while (clock_mono_ms() < until) {
-		if (housekeep(r) == -1)
-			return -1;
-		nap(r);
-	}
-	return 0;
-}
-
-static int
-act_mark(struct run *r, json_t *step, uint64_t deadline)
-{
-	(void)r;
-	(void)step;
-	(void)deadline;
-	return 0;
-}
-
-/* The engine's half of ACTIONS() (action.h): a step's function by name. */
-#define ACTION_EXEC(n, fields, check) { #n, act_##n },
-static const struct {
-	const char	*name;
-	int		(*exec)(struct run *, json_t *, uint64_t);
-} actions[] = { ACTIONS(ACTION_EXEC) };
-#undef ACTION_EXEC
-
-static int
-run_step(struct run *r, json_t *step)
-{
-	const char *a = json_string_value(json_object_get(step, "action"));
-	json_t *tmo = json_object_get(step, "timeout_s");
-	uint64_t deadline = clock_mono_ms() + (uint64_t)(1000.0 *
-	    (json_is_number(tmo) ? json_number_value(tmo) : 60));
-
-	for (size_t i = 0; i < sizeof(actions) / sizeof(actions[0]); i++)
-		if (strcmp(actions[i].name, a) == 0)
-			return actions[i].exec(r, step, deadline);
-	return fail(r, "unknown action \"%s\"", a);
-}
-
-/* ---- gathering and checks ---------------------------------------------- */
 
 static void
 hist_measure(struct run *r, const char *name, struct hist *h)
@@ -2193,8 +375,8 @@ hist_measure(struct run *r, const char *name, struct hist *h)
 	    "max", (json_int_t)hist_max(h)));
 }
 
-static void
-write_file_json(const char *path, json_t *j)
+void
+run_write_json(const char *path, json_t *j)
 {
 	if (json_dump_file(j, path, JSON_INDENT(2) | JSON_SORT_KEYS) != 0)
 		log_warnx("cannot write %s", path);
@@ -2218,7 +400,7 @@ gather(struct run *r)
 		if (p->state == PEER_PAUSED)
 			fleet_signal(p, SIGCONT);
 		if (fleet_live(p))
-			m = call(r, p, "metrics", NULL, CALL_MS, err,
+			m = run_call(r, p, "metrics", NULL, CALL_MS, err,
 			    sizeof(err));
 		row = json_pack("{s:s, s:i, s:s}", "name", p->name, "index", i,
 		    "state", fleet_state_name(p->state));
@@ -2229,7 +411,7 @@ gather(struct run *r)
 			continue;
 		}
 		snprintf(path, sizeof(path), "%s/metrics.json", p->dir);
-		write_file_json(path, m);
+		run_write_json(path, m);
 		c = json_object_get(m, "counters");
 		proc = json_object_get(m, "process");
 		json_object_set(row, "cpu_s", json_object_get(proc, "cpu_s"));
@@ -2266,83 +448,18 @@ gather(struct run *r)
 	hist_measure(r, "throughput.write_to_take", &all.write_to_take);
 	hist_measure(r, "control.rtt", &all.control_rtt);
 	if (have_metrics) {
-		set_measure(r, "fleet.frames_out", frames_out, "count");
-		set_measure(r, "fleet.bytes_out", bytes_out, "bytes");
-		set_measure(r, "fleet.bad_frames", bad, "count");
+		run_set_measure(r, "fleet.frames_out", frames_out, "count");
+		run_set_measure(r, "fleet.bytes_out", bytes_out, "bytes");
+		run_set_measure(r, "fleet.bad_frames", bad, "count");
 		if (json_object_size(r->writes) > 0) {
-			set_measure(r, "gossip.frames_per_write", frames_out /
+			run_set_measure(r, "gossip.frames_per_write",
+			    frames_out /
 			    (double)json_object_size(r->writes), "ratio");
-			set_measure(r, "gossip.rumor_frames_per_write", rumor_out /
+			run_set_measure(r, "gossip.rumor_frames_per_write",
+			    rumor_out /
 			    (double)json_object_size(r->writes), "ratio");
 		}
 	}
-}
-
-/* Duplicates, tasks never taken, entries lost. */
-static void
-check_history(struct run *r)
-{
-	const char *id;
-	json_t *v, *present = json_object();
-	size_t dup = 0, never = 0, lost = 0, k;
-	bool any_live = false;
-	char err[256];
-
-	json_object_foreach(r->takes, id, v)
-		if (json_array_size(v) > 1)
-			dup += json_array_size(v) - 1;
-	for (int i = 0; i < r->fleet.npeers; i++) {
-		struct peer *p = r->fleet.peers[i];
-		json_t *res, *e;
-
-		if (p->state != PEER_RUNNING)
-			continue;
-		if ((res = call(r, p, "ids", NULL, CALL_MS * 2, err,
-		    sizeof(err))) == NULL)
-			continue;
-		any_live = true;
-		json_array_foreach(json_object_get(res, "ids"), k, e)
-			if (json_is_true(json_array_get(e, 1)) ||
-			    json_is_true(json_array_get(e, 2)))
-				json_object_set_new(present, json_string_value(
-				    json_array_get(e, 0)), json_true());
-		json_decref(res);
-	}
-	json_object_foreach(r->writes, id, v) {
-		bool taken = json_object_get(r->takes, id) != NULL;
-
-		if (!taken)
-			never++;
-		if (!taken && json_object_get(present, id) == NULL)
-			lost++;
-	}
-	json_decref(present);
-	if (r->had_take_step) {
-		set_measure(r, "history.duplicates", (double)dup, "count");
-		set_measure(r, "history.never_taken", (double)never, "count");
-	}
-	/* A run that wrote and took nothing has no history to report. */
-	if (json_object_size(r->writes) == 0 && !r->had_take_step &&
-	    r->writes_uncollected == 0)
-		return;
-	/* Over writes issued but never collected, no history: UNKNOWN. */
-	if (r->writes_uncollected > 0) {
-		note(r, "%zu write loads were not collected: history.writes, "
-		    "history.lost and history.never_taken are UNKNOWN",
-		    r->writes_uncollected);
-		json_object_del(r->measures, "history.never_taken");
-	} else {
-		if (any_live)
-			set_measure(r, "history.lost", (double)lost, "count");
-		set_measure(r, "history.writes", (double)json_object_size(
-		    r->writes), "count");
-	}
-	set_measure(r, "history.takes", (double)json_object_size(r->takes),
-	    "count");
-	if (r->take_end_ms > r->take_start_ms)
-		set_measure(r, "throughput.takes_per_s", (double)r->take_target /
-		    ((double)(r->take_end_ms - r->take_start_ms) / 1000.0),
-		    "ops/s");
 }
 
 static void
@@ -2364,7 +481,8 @@ run_checks(struct run *r)
 
 		if (m == NULL && strncmp(metric, "counters.", 9) == 0 &&
 		    json_object_get(r->counters, metric + 9) != NULL) {
-			set_measure(r, metric, json_number_value(json_object_get(
+			run_set_measure(r, metric,
+			    json_number_value(json_object_get(
 			    r->counters, metric + 9)), "count");
 			m = json_object_get(r->measures, metric);
 		}
@@ -2378,7 +496,7 @@ run_checks(struct run *r)
 		if (v == NULL || !json_is_number(v))
 			result = "UNKNOWN";
 		else
-			result = compare(json_number_value(v), op, bound) ?
+			result = run_compare(json_number_value(v), op, bound) ?
 			    "PASS" : "FAIL";
 		if (strcmp(result, "PASS") != 0)
 			all_pass = false;
@@ -2393,8 +511,6 @@ run_checks(struct run *r)
 	if (r->status != RUN_ERROR)
 		r->status = all_pass ? RUN_PASS : RUN_FAIL;
 }
-
-/* ---- the run ----------------------------------------------------------- */
 
 static int
 make_run_dir(struct run *r)
@@ -2468,7 +584,8 @@ drop_content(struct run *r)
 		}
 	}
 	if (n > 0)
-		note(r, "removed %d verified copies of the blob (%.0f MiB on "
+		run_note(r,
+		    "removed %d verified copies of the blob (%.0f MiB on "
 		    "disk; --keep-content keeps them)", n, freed / 1048576.0);
 }
 
@@ -2488,8 +605,8 @@ step_set(struct run *r, json_t *step, enum run_step_state to)
 		return;
 	}
 	if (to == STEP_RUNNING && from == STEP_PENDING) {
-		timeline(r, "step_start", json_pack("{s:i, s:s, s:O}", "step",
-		    r->step, "name", r->step_name, "action",
+		run_timeline(r, "step_start", json_pack("{s:i, s:s, s:O}",
+		    "step", r->step, "name", r->step_name, "action",
 		    json_object_get(step, "action")));
 		r->step_start_ms = clock_mono_ms();
 		if (r->opts.verbose > 0)
@@ -2500,11 +617,12 @@ step_set(struct run *r, json_t *step, enum run_step_state to)
 		r->progress_ms = clock_mono_ms();
 		if (strcmp(json_string_value(json_object_get(step, "action")),
 		    "start") == 0 && to == STEP_DONE)
-			set_measure(r, "fleet.start_ms", (double)(clock_mono_ms() -
+			run_set_measure(r, "fleet.start_ms",
+			    (double)(clock_mono_ms() -
 			    r->step_start_ms), "ms");
-		timeline(r, "step_end", json_pack("{s:i, s:s, s:b}", "step",
+		run_timeline(r, "step_end", json_pack("{s:i, s:s, s:b}", "step",
 		    r->step, "name", r->step_name, "ok", to == STEP_DONE));
-		progress(r, false);
+		sample_progress(r, false);
 	} else
 		log_warnx("step %s: no transition from %d to %d", r->step_name,
 		    (int)from, (int)to);
@@ -2520,14 +638,15 @@ step_wait_turn(struct run *r, json_t *step, uint64_t run_deadline,
 
 	if (json_is_integer(at))
 		while (run_ms(r) < (uint64_t)json_integer_value(at)) {
-			if (housekeep(r) == -1)
+			if (run_housekeep(r) == -1)
 				break;
-			nap(r);
+			run_nap(r);
 		}
 	if (r->status == RUN_ERROR || r->hang)
 		return -1;
 	if (clock_mono_ms() >= run_deadline)
-		return fail(r, "the run's bound of %lld s ran out before %s",
+		return run_fail(r,
+		    "the run's bound of %lld s ran out before %s",
 		    (long long)timeout_s, r->step_name);
 	return 0;
 }
@@ -2572,7 +691,7 @@ run_scenario(struct run *r, json_t *scn, const struct run_opts *opts)
 	snprintf(path, sizeof(path), "%s/samples.ndjson", r->dir);
 	r->samples = fopen(path, "w");
 	snprintf(path, sizeof(path), "%s/scenario.json", r->dir);
-	write_file_json(path, scn);
+	run_write_json(path, scn);
 	fleet_init(&r->fleet, r->dir, opts->peerd, json_object_get(
 	    json_object_get(scn, "fleet"), "knobs"));
 	r->fleet.keep = opts->keep;
@@ -2582,7 +701,7 @@ run_scenario(struct run *r, json_t *scn, const struct run_opts *opts)
 	if (timeout_s <= 0)
 		timeout_s = 300;
 	run_deadline = r->t0_ms + (uint64_t)timeout_s * 1000u;
-	timeline(r, "run_start", json_pack("{s:s, s:I}", "dir", r->dir,
+	run_timeline(r, "run_start", json_pack("{s:s, s:I}", "dir", r->dir,
 	    "seed", (json_int_t)opts->seed));
 	raise_nofile(r);
 	timers_start(r);
@@ -2593,7 +712,8 @@ run_scenario(struct run *r, json_t *scn, const struct run_opts *opts)
 		if (step_wait_turn(r, step, run_deadline, timeout_s) == -1)
 			break;
 		step_set(r, step, STEP_RUNNING);
-		step_set(r, step, run_step(r, step) == 0 && housekeep(r) == 0 ?
+		step_set(r, step, act_run(r,
+		    step) == 0 && run_housekeep(r) == 0 ?
 		    STEP_DONE : STEP_FAILED);
 		if (r->step_state == STEP_FAILED)
 			break;
@@ -2602,22 +722,23 @@ run_scenario(struct run *r, json_t *scn, const struct run_opts *opts)
 	if (r->hang)
 		watch_capture(r);
 	if (r->status != RUN_ERROR && r->had_take_step)
-		collect_all_takes(r);
-	collect_loads(r);
+		history_takes(r);
+	history_loads_end(r);
 	r->end_ms = clock_mono_ms();
-	set_measure(r, "run.wall_ms", (double)(r->end_ms - r->t0_ms), "ms");
+	run_set_measure(r, "run.wall_ms", (double)(r->end_ms - r->t0_ms), "ms");
 	if (r->sample_rounds > 0)
-		set_measure(r, "engine.sample_round_ms", r->sample_round_max_ms,
+		run_set_measure(r, "engine.sample_round_ms",
+		    r->sample_round_max_ms,
 		    "ms");
 	gather(r);
-	gather_swarm(r);
-	check_history(r);
+	content_gather(r);
+	history_check(r);
 	if (r->hang && !r->hang_done)
 		watch_capture(r);
 	run_checks(r);
 	if (r->tty)
 		fputs("\r\033[K", stderr);
-	timeline(r, "run_end", json_pack("{s:s}", "status", r->status ==
+	run_timeline(r, "run_end", json_pack("{s:s}", "status", r->status ==
 	    RUN_PASS ? "pass" : r->status == RUN_FAIL ? "fail" : "error"));
 	if (!opts->keep) {
 		fleet_teardown(&r->fleet, 5000);

@@ -2,7 +2,9 @@
  * run.h: one run of a resolved scenario (orchestrator/scenario.h) against
  * a real fleet: the steps in order (or at their time), each bounded; the
  * history of writes and takes; the measures; the checks.  report.c turns
- * the finished run into the bundle.
+ * the finished run into the bundle.  The engine behind it is run.c (the
+ * core and the step machine), act.c, cond.c, content.c, history.c,
+ * sample.c, watch.c and ctl.c; engine.h is what they share.
  */
 #ifndef RUN_H
 #define RUN_H
