@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -17,11 +18,12 @@
 #include <unistd.h>
 
 #include "clock.h"
-#include "fleet.h"
 #include "engine.h"
+#include "fleet.h"
 #include "xmalloc.h"
 
 #define RAW_RUNS	3	/* tcpstream runs; the median is kept */
+#define RAW_BOUND_MS	120000	/* on each run */
 
 /*
  * The content of a fetcher.  While others still fetch, without the whole
@@ -151,6 +153,33 @@ cmp_double(const void *a, const void *b)
 }
 
 /*
+ * tcpstream's one line from fd, within RAW_BOUND_MS: its length, 0 or -1
+ * when it ended without one, -2 when the bound ran out.
+ */
+static ssize_t
+raw_read(int fd, char *line, size_t size)
+{
+	uint64_t deadline = clock_mono_ms() + RAW_BOUND_MS;
+	size_t have = 0;
+
+	while (have < size - 1 && memchr(line, '\n', have) == NULL) {
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		uint64_t now = clock_mono_ms();
+		ssize_t n;
+
+		if (now >= deadline)
+			return -2;
+		if (poll(&pfd, 1, (int)(deadline - now)) <= 0)
+			continue;
+		if ((n = read(fd, line + have, size - 1 - have)) <= 0)
+			break;
+		have += (size_t)n;
+	}
+	line[have] = '\0';
+	return (ssize_t)have;
+}
+
+/*
  * The same bytes over one plain TCP stream, now, for the ratio: the median
  * of RAW_RUNS runs, since one loopback stream on two shared cores varies
  * by half from run to run (BENCHMARKS.md); each run is noted.
@@ -190,12 +219,16 @@ raw_stream(struct run *r, double bytes)
 			close(out[0]);
 			break;
 		}
-		n = read(out[0], line, sizeof(line) - 1);
+		n = raw_read(out[0], line, sizeof(line));
 		close(out[0]);
+		if (n == -2) {
+			kill(pid, SIGKILL);
+			run_note(r, "tcpstream gave no result within %d s: killed",
+			    RAW_BOUND_MS / 1000);
+		}
 		waitpid(pid, &status, 0);
 		if (n <= 0)
 			break;
-		line[n] = '\0';
 		if ((j = json_loads(line, JSON_DISABLE_EOF_CHECK, NULL)) ==
 		    NULL)
 			break;
