@@ -69,19 +69,10 @@ run_index_listed(const char *list, int k)
 static char
 proc_state(pid_t pid)
 {
-	char path[64], buf[512], *c;
-	FILE *fp;
-	size_t n;
+	char st;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	if ((fp = fopen(path, "r")) == NULL)
-		return '?';
-	n = fread(buf, 1, sizeof(buf) - 1, fp);
-	fclose(fp);
-	buf[n] = '\0';
-	if ((c = strrchr(buf, ')')) == NULL || c[1] == '\0')
-		return '?';
-	return c[2];
+	fleet_proc(pid, &st);
+	return st;
 }
 
 /* A held peer: say how to attach, then wait (bounded) until continued. */

@@ -146,9 +146,13 @@ read_cb(struct bufferevent *bev, void *arg)
 			json_decref(rep);	/* an event, or a late answer */
 			continue;
 		}
-		if (json_is_true(json_object_get(rep, "ok")))
-			call_finish(k, CTL_OK, json_object_get(rep, "result"),
+		if (json_is_true(json_object_get(rep, "ok"))) {
+			json_t *res = json_object_get(rep, "result");
+
+			/* No result is a null one: CTL_OK always has one. */
+			call_finish(k, CTL_OK, res != NULL ? res : json_null(),
 			    "");
+		}
 		else {
 			e = json_object_get(rep, "error");
 			snprintf(err, sizeof(err), "%s: %s: %s", c->p->name,

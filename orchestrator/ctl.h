@@ -24,7 +24,7 @@ enum ctl_status {
 	CTL_TIMEOUT,		/* no answer within the call's bound */
 };
 
-/* res is borrowed (incref to keep it); err is "" on CTL_OK. */
+/* res is borrowed (incref to keep it), never NULL on CTL_OK; err is "". */
 typedef void	(*ctl_cb)(struct peer *p, enum ctl_status st, json_t *res,
 		    const char *err, void *arg);
 

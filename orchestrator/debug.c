@@ -105,18 +105,10 @@ append_file(FILE *out, const char *path, const char *title)
 static bool
 stopped(pid_t pid)
 {
-	char path[64], buf[512], *c;
-	size_t n;
-	FILE *fp;
+	char st;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	if ((fp = fopen(path, "r")) == NULL)
-		return false;
-	n = fread(buf, 1, sizeof(buf) - 1, fp);
-	fclose(fp);
-	buf[n] = '\0';
-	return (c = strrchr(buf, ')')) != NULL && strlen(c) > 2 &&
-	    (c[2] == 'T' || c[2] == 't');
+	fleet_proc(pid, &st);
+	return st == 'T' || st == 't';
 }
 
 static void

@@ -436,6 +436,33 @@ fleet_start(struct fleet *f, struct peer *p, char **seeds, int nseeds,
 	return rc == 1 ? 0 : -1;
 }
 
+/* utime + stime of pid in clock ticks and its state letter; -1: gone. */
+long long
+fleet_proc(pid_t pid, char *state)
+{
+	char path[64], buf[1024], *c;
+	unsigned long long ut, st;
+	FILE *fp;
+	size_t n;
+
+	*state = '?';
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if ((fp = fopen(path, "r")) == NULL)
+		return -1;
+	n = fread(buf, 1, sizeof(buf) - 1, fp);
+	fclose(fp);
+	buf[n] = '\0';
+	if ((c = strrchr(buf, ')')) == NULL || strlen(c) < 4)
+		return -1;
+	*state = c[2];
+	/* After the state: ppid pgrp session tty tpgid flags minflt cminflt
+	 * majflt cmajflt utime stime. */
+	if (sscanf(c + 4, "%*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu",
+	    &ut, &st) != 2)
+		return -1;
+	return (long long)(ut + st);
+}
+
 int
 fleet_signal(struct peer *p, int sig)
 {

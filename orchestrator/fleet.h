@@ -116,6 +116,11 @@ bool		 fleet_wait_exit(struct fleet *f, struct peer *p, int timeout_ms);
 int		 fleet_reap(struct fleet *f);
 /* TERM every live peer, then KILL after grace_ms; reap them all. */
 void		 fleet_teardown(struct fleet *f, int grace_ms);
+/*
+ * utime + stime of pid in clock ticks, and its state letter (R, S, T...)
+ * from /proc/PID/stat; -1 and '?' when it cannot be read.
+ */
+long long	 fleet_proc(pid_t pid, char *state);
 /* Live: running or paused. */
 bool		 fleet_live(const struct peer *p);
 /*

@@ -108,33 +108,6 @@ watch_tick(evutil_socket_t fd, short what, void *arg)
 	}
 }
 
-/* utime + stime of pid in clock ticks and its state letter; -1: gone. */
-static long long
-proc_cpu(pid_t pid, char *state)
-{
-	char path[64], buf[1024], *c;
-	unsigned long long ut, st;
-	FILE *fp;
-	size_t n;
-
-	*state = '?';
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	if ((fp = fopen(path, "r")) == NULL)
-		return -1;
-	n = fread(buf, 1, sizeof(buf) - 1, fp);
-	fclose(fp);
-	buf[n] = '\0';
-	if ((c = strrchr(buf, ')')) == NULL || strlen(c) < 4)
-		return -1;
-	*state = c[2];
-	/* After the state: ppid pgrp session tty tpgid flags minflt cminflt
-	 * majflt cmajflt utime stime. */
-	if (sscanf(c + 4, "%*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu",
-	    &ut, &st) != 2)
-		return -1;
-	return (long long)(ut + st);
-}
-
 /*
  * Starved or stuck: two reads of /proc 500 ms apart.  A peer whose CPU
  * time advanced, or that is runnable (R), is starved (alive, short of
@@ -150,7 +123,7 @@ watch_verdicts(struct run *r)
 	for (int i = 0; i < r->fleet.npeers; i++) {
 		struct peer *p = r->fleet.peers[i];
 
-		t0[i] = fleet_live(p) ? proc_cpu(p->peerd_pid > 0 ?
+		t0[i] = fleet_live(p) ? fleet_proc(p->peerd_pid > 0 ?
 		    p->peerd_pid : p->pid, &st) : -1;
 	}
 	nanosleep(&half, NULL);
@@ -160,7 +133,7 @@ watch_verdicts(struct run *r)
 
 		if (t0[i] < 0)
 			continue;
-		t1 = proc_cpu(p->peerd_pid > 0 ? p->peerd_pid : p->pid, &st);
+		t1 = fleet_proc(p->peerd_pid > 0 ? p->peerd_pid : p->pid, &st);
 		if (t1 < 0)
 			snprintf(p->verdict, sizeof(p->verdict), "gone");
 		else if (st == 'T' || st == 't')
