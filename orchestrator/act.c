@@ -22,8 +22,8 @@
 #include "action.h"
 #include "clock.h"
 #include "ctl.h"
-#include "fleet.h"
 #include "engine.h"
+#include "fleet.h"
 #include "xmalloc.h"
 
 /* Seeds for a (re)starting peer: up to three live peers other than it. */

@@ -14,8 +14,8 @@
 #include <unistd.h>
 
 #include "action.h"
-#include "fleet.h"
 #include "engine.h"
+#include "fleet.h"
 
 static int
 cond_connected(struct run *r, json_t *step, uint64_t deadline, char *why,

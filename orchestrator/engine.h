@@ -85,7 +85,7 @@ void		 history_takes_of(struct run *r, struct peer *p);
 void		 history_takes(struct run *r);
 /* Distinct ids taken so far. */
 size_t		 history_taken(struct run *r);
-/* The acknowledgements of p's load so far ("status") or at its "stop". */
+/* The acks of p's load so far ("status") or at its "stop": how many new. */
 int		 history_writes(struct run *r, struct peer *p, const char *load,
 		    const char *op, bool final);
 /* A write load of a step that does not wait: collect it later. */
@@ -94,6 +94,10 @@ void		 history_load_add(struct run *r, struct peer *p, const char *load);
 int		 history_loads(struct run *r, struct peer *only, bool final);
 /* The pending loads' acknowledgements so far, at most every COLLECT_MS. */
 void		 history_loads_look(struct run *r);
+/* Ask each pending load how far it got (no ids), for the progress line. */
+void		 history_loads_count(struct run *r);
+/* Writes acknowledged so far, collected or only counted. */
+size_t		 history_written(struct run *r);
 /* Before the checks: stop and collect every load still pending. */
 void		 history_loads_end(struct run *r);
 /* Duplicates, never taken, lost, writes, takes: the history measures. */

@@ -17,8 +17,9 @@
 
 #include "clock.h"
 #include "ctl.h"
-#include "fleet.h"
 #include "engine.h"
+#include "fleet.h"
+#include "xmalloc.h"
 
 static void
 history_take(struct run *r, struct peer *p, const char *id, json_int_t mono)
@@ -111,7 +112,7 @@ history_takes(struct run *r)
 /*
  * The ids a write load has acknowledged so far, into the history: op
  * "status" looks, "stop" ends the load first.  final: the last look (a
- * note for a load that stopped on an error).
+ * note for a load that stopped on an error).  How many were new, or -1.
  */
 int
 history_writes(struct run *r, struct peer *p, const char *load,
@@ -148,7 +149,7 @@ history_writes(struct run *r, struct peer *p, const char *load,
 		    "peer",
 		    p->index, "load", load, "count", (json_int_t)fresh));
 	json_decref(res);
-	return 0;
+	return (int)fresh;
 }
 
 /*
@@ -179,6 +180,7 @@ history_loads(struct run *r, struct peer *only, bool final)
 		const char *load = json_string_value(json_object_get(l, "load"));
 		bool same = (json_int_t)p->restarts == json_integer_value(
 		    json_object_get(l, "restarts"));
+		int fresh;
 
 		if (only != NULL && p != only) {
 			i++;
@@ -198,15 +200,109 @@ history_loads(struct run *r, struct peer *only, bool final)
 				i++;
 			continue;
 		}
-		if (history_writes(r, p, load, final ? "stop" : "status",
-		    final) == -1)
+		if ((fresh = history_writes(r, p, load, final ? "stop" :
+		    "status", final)) == -1)
 			return -1;
+		json_object_set_new(l, "seen", json_integer(json_integer_value(
+		    json_object_get(l, "seen")) + fresh));
 		if (final)
 			json_array_remove(r->loads, i);
 		else
 			i++;
 	}
 	return 0;
+}
+
+struct load_ask {
+	struct run	*r;
+	int		 peer;
+	json_int_t	 restarts;
+	char		 load[128];
+};
+
+/* The pending load this answer is about, if it is still pending. */
+static json_t *
+load_of(struct load_ask *a)
+{
+	size_t i;
+	json_t *l;
+
+	json_array_foreach(a->r->loads, i, l)
+		if (json_integer_value(json_object_get(l, "peer")) == a->peer &&
+		    json_integer_value(json_object_get(l, "restarts")) ==
+		    a->restarts && strcmp(json_string_value(json_object_get(l,
+		    "load")), a->load) == 0)
+			return l;
+	return NULL;
+}
+
+static void
+count_cb(struct peer *p, enum ctl_status st, json_t *res, const char *err,
+    void *arg)
+{
+	struct load_ask *a = arg;
+	json_t *l = load_of(a), *w;
+
+	if (st == CTL_TIMEOUT)
+		watch_trip(a->r, p, err);
+	if (l != NULL) {
+		json_object_del(l, "asking");
+		w = json_object_get(json_array_get(json_object_get(res,
+		    "loads"), 0), "written");
+		if (st == CTL_OK && json_is_integer(w))
+			json_object_set(l, "written", w);
+	}
+	free(a);
+}
+
+/*
+ * How far each pending load has got (its "written", without the ids), for
+ * the progress line: one call in flight per load, from the collect timer.
+ */
+void
+history_loads_count(struct run *r)
+{
+	size_t i;
+	json_t *l;
+
+	json_array_foreach(r->loads, i, l) {
+		struct peer *p = r->fleet.peers[json_integer_value(
+		    json_object_get(l, "peer"))];
+		struct load_ask *a;
+		json_t *args;
+
+		if (json_object_get(l, "asking") != NULL || p->state !=
+		    PEER_RUNNING || p->stuck || (json_int_t)p->restarts !=
+		    json_integer_value(json_object_get(l, "restarts")))
+			continue;
+		a = xcalloc(1, sizeof(*a));
+		a->r = r;
+		a->peer = p->index;
+		a->restarts = (json_int_t)p->restarts;
+		snprintf(a->load, sizeof(a->load), "%s", json_string_value(
+		    json_object_get(l, "load")));
+		json_object_set_new(l, "asking", json_true());
+		args = json_pack("{s:s, s:s}", "op", "status", "name", a->load);
+		ctl_call(r->base, p, "load", args, CALL_MS, count_cb, a);
+		json_decref(args);
+	}
+}
+
+/* Writes acknowledged so far: in the history, or counted by a load. */
+size_t
+history_written(struct run *r)
+{
+	size_t n = json_object_size(r->writes), i;
+	json_t *l;
+
+	json_array_foreach(r->loads, i, l) {
+		json_int_t w = json_integer_value(json_object_get(l, "written"));
+		json_int_t seen = json_integer_value(json_object_get(l, "seen"));
+
+		if (w > seen)
+			n += (size_t)(w - seen);
+	}
+	return n;
 }
 
 /* The pending loads' acknowledgements so far, at most every COLLECT_MS. */

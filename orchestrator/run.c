@@ -28,11 +28,11 @@
 #include "clock.h"
 #include "ctl.h"
 #include "debug.h"
+#include "engine.h"
 #include "fleet.h"
 #include "hist.h"
 #include "log.h"
 #include "metrics.h"
-#include "engine.h"
 #include "xmalloc.h"
 
 volatile sig_atomic_t run_interrupted;

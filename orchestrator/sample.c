@@ -15,8 +15,8 @@
 
 #include "clock.h"
 #include "ctl.h"
-#include "fleet.h"
 #include "engine.h"
+#include "fleet.h"
 
 void
 sample_progress(struct run *r, bool force)
@@ -38,7 +38,7 @@ sample_progress(struct run *r, bool force)
 	    json_string_value(json_object_get(r->scn, "name")), r->step + 1,
 	    json_array_size(json_object_get(r->scn, "steps")),
 	    r->step_name ? r->step_name : "", (double)run_ms(r) / 1000.0,
-	    live, r->fleet.npeers, json_object_size(r->writes),
+	    live, r->fleet.npeers, history_written(r),
 	    json_object_size(r->takes), r->tty ? "" : "\n");
 	fflush(stderr);
 }
@@ -116,6 +116,7 @@ sample_collect_tick(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
+	history_loads_count(r);
 	if (!r->had_take_step)
 		return;
 	for (int i = 0; i < r->fleet.npeers; i++)

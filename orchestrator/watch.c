@@ -19,8 +19,8 @@
 #include "clock.h"
 #include "ctl.h"
 #include "debug.h"
-#include "fleet.h"
 #include "engine.h"
+#include "fleet.h"
 
 /*
  * The watchdog trips: p (NULL: the fleet) missed a bound.  The run stops
@@ -30,7 +30,8 @@
 void
 watch_trip(struct run *r, struct peer *p, const char *why)
 {
-	if (r->hang_done)
+	/* Done, or a peer the scenario paused: an answer is not due. */
+	if (r->hang_done || (p != NULL && p->state == PEER_PAUSED))
 		return;
 	if (p != NULL && !p->stuck) {
 		size_t used = strlen(r->hang_peers);

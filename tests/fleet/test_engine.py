@@ -112,6 +112,23 @@ def test_stop_during_a_fetch_step():
         assert_captured(rc, err, d, pids, 1, "get")
 
 
+def test_a_pause_by_the_scenario_is_not_a_hang():
+    with Tmp() as out:
+        # Longer than a hello's bound: a hello in flight at the pause gets
+        # no answer, and that is not the peer's fault.
+        s = scenario_file(out, "paused", [
+            {"action": "start"}, {"action": "wait", "until": "connected"},
+            {"action": "pause", "peer": 1}, {"action": "sleep", "ms": 7000},
+            {"action": "resume", "peer": 1},
+            {"action": "wait", "until": "connected"}], fleet={"peers": 3})
+        p = subprocess.run([ORCH, s, "--out", out, "-q"],
+                           stderr=subprocess.PIPE, timeout=120)
+        assert p.returncode == 0, p.stderr.decode()
+        _, rep = latest(out)
+        assert any("pause p1 (SIGSTOP" in n for n in rep["notes"]), rep
+        assert any("resume p1 (SIGCONT" in n for n in rep["notes"]), rep
+
+
 def history_run(out, steps, checks):
     s = scenario_file(out, "hist", steps, checks=checks,
                       fleet={"peers": 3})
@@ -183,6 +200,7 @@ def test_scale_scenario_measures_the_start_and_a_sample_round():
 if __name__ == "__main__":
     run([test_stop_during_a_write_step, test_stop_during_a_wait_visible_step,
          test_stop_during_a_fetch_step,
+         test_a_pause_by_the_scenario_is_not_a_hang,
          test_unwaited_writes_lost_on_purpose_are_reported_lost,
          test_unwaited_writes_that_arrive_are_counted_and_none_lost,
          test_scale_scenario_measures_the_start_and_a_sample_round])
