@@ -94,7 +94,6 @@ collect_takes_now(struct run *r, struct peer *only)
 		while (takes_pending(r, only) && !(r->hang && !r->hang_done))
 			event_base_loop(r->base, EVLOOP_ONCE);
 	}
-	r->last_collect_ms = clock_mono_ms();
 }
 
 void

@@ -72,7 +72,6 @@ struct run {
 	bool		 tty;
 	uint64_t	 last_progress_ms;
 	uint64_t	 last_look_ms;	/* pending write loads */
-	uint64_t	 last_collect_ms;
 	uint64_t	 rng;
 	/* the content swarm */
 	char		 swarm_cid[65];
@@ -88,7 +87,7 @@ struct run {
 	struct event	*ev_watch;	/* hello round, stall check: 1 s */
 	struct event	*ev_sample;	/* metrics round: sample_ms */
 	struct event	*ev_progress;	/* the progress line */
-	struct event	*ev_collect;	/* takes round: COLLECT_MS */
+	struct event	*ev_collect;	/* takes, load counts: COLLECT_MS */
 	enum run_step_state step_state;
 	uint64_t	 step_start_ms;
 	bool		 hang;		/* the watchdog tripped: stop, capture */

@@ -121,5 +121,4 @@ sample_collect_tick(evutil_socket_t fd, short what, void *arg)
 		return;
 	for (int i = 0; i < r->fleet.npeers; i++)
 		history_takes_async(r, r->fleet.peers[i]);
-	r->last_collect_ms = clock_mono_ms();
 }
