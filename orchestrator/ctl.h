@@ -35,7 +35,7 @@ void	ctl_call(struct event_base *base, struct peer *p, const char *cmd,
 void	ctl_close(struct peer *p);
 /* Calls in flight to p. */
 size_t	ctl_pending(const struct peer *p);
-/* Free p's client after the loop: calls still in flight are dropped. */
+/* Free p's client after the loop: calls in flight complete, CTL_ERROR. */
 void	ctl_free(struct peer *p);
 
 #endif

@@ -751,11 +751,13 @@ run_scenario(struct run *r, json_t *scn, const struct run_opts *opts)
 void
 run_free(struct run *r)
 {
+	/* The fleet first: its last callbacks may still look at the run. */
+	fleet_free(&r->fleet);
 	if (r->timeline != NULL)
 		fclose(r->timeline);
 	if (r->samples != NULL)
 		fclose(r->samples);
-	fleet_free(&r->fleet);
+	r->timeline = r->samples = NULL;
 	json_decref(r->scn);
 	json_decref(r->measures);
 	json_decref(r->writes);
