@@ -101,6 +101,16 @@ append_file(FILE *out, const char *path, const char *title)
 	fputc('\n', out);
 }
 
+/* True if pid is stopped (state T or t in /proc/PID/stat). */
+static bool
+stopped(pid_t pid)
+{
+	char st;
+
+	fleet_proc(pid, &st);
+	return st == 'T' || st == 't';
+}
+
 static void
 capture_stacks(const struct peer *p, const char *dir)
 {
@@ -110,7 +120,8 @@ capture_stacks(const struct peer *p, const char *dir)
 
 	snprintf(path, sizeof(path), "%s/%d.stack.txt", dir, p->index);
 	snprintf(pidtext, sizeof(pidtext), "%d", (int)pid);
-	if (have_gdb(gdb, sizeof(gdb))) {
+	/* gdb cannot make a stopped process run to show its threads. */
+	if (!stopped(pid) && have_gdb(gdb, sizeof(gdb))) {
 		char *argv[] = { gdb, (char *)"-batch", (char *)"-nx",
 		    (char *)"-p", pidtext, (char *)"-ex",
 		    (char *)"thread apply all bt full", NULL };
@@ -121,8 +132,9 @@ capture_stacks(const struct peer *p, const char *dir)
 	/* No gdb (or it failed): what the kernel says. */
 	if ((fp = fopen(path, "a")) == NULL)
 		return;
-	fprintf(fp, "gdb was not available or failed; kernel view of pid %d\n",
-	    (int)pid);
+	fprintf(fp, "%s; kernel view of pid %d\n", stopped(pid) ?
+	    "the process is stopped (SIGSTOP), so no gdb" :
+	    "gdb was not available or failed", (int)pid);
 	snprintf(procp, sizeof(procp), "/proc/%d/wchan", (int)pid);
 	append_file(fp, procp, "wchan");
 	snprintf(procp, sizeof(procp), "/proc/%d/stack", (int)pid);
@@ -157,7 +169,8 @@ debug_capture_hang(struct run *r, const char *why)
 			continue;
 		capture_stacks(p, dir);
 		args = json_pack("{s:i}", "limit", 20);
-		if ((res = fleet_call(p, "dump", args, 2000, err,
+		if (!stopped(p->peerd_pid > 0 ? p->peerd_pid : p->pid) &&
+		    (res = fleet_call(p, "dump", args, 2000, err,
 		    sizeof(err))) != NULL) {
 			snprintf(path, sizeof(path), "%s/%d.dump.json", dir, i);
 			json_dump_file(res, path, JSON_INDENT(2));
@@ -174,10 +187,11 @@ debug_capture_hang(struct run *r, const char *why)
 		}
 		json_decref(args);
 		if (sum != NULL)
-			fprintf(sum, "%s  pid %d  %s  %s\n", p->name,
+			fprintf(sum, "%s  pid %d  %s  %s%s%s\n", p->name,
 			    (int)(p->peerd_pid > 0 ? p->peerd_pid : p->pid),
 			    fleet_state_name(p->state), answered ?
-			    "answered" : "DID NOT ANSWER");
+			    "answered" : "DID NOT ANSWER", p->verdict[0] ?
+			    "  " : "", p->verdict);
 	}
 	if (sum != NULL)
 		fclose(sum);

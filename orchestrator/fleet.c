@@ -1,8 +1,9 @@
 /*
  * fleet.c: spawning, signalling, reaping and talking to peerd processes
- * (see fleet.h).  Control requests are synchronous with a poll() bound:
- * the orchestrator is a driver, and a blocking call with a deadline is the
- * easiest thing to debug.
+ * (see fleet.h).  The engine talks to peers through ctl.c on its loop;
+ * fleet_call() here is the synchronous form (a poll() bound, its own
+ * connection) for the hang capture and the kept-fleet tools, which run
+ * when the loop does not.
  */
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -21,7 +22,9 @@
 #include <wordexp.h>
 
 #include "clock.h"
+#include "ctl.h"
 #include "fleet.h"
+#include "knob.h"
 #include "log.h"
 #include "xmalloc.h"
 
@@ -91,6 +94,7 @@ fleet_add(struct fleet *f, json_t *knobs)
 			    tmpl, p->index);
 	}
 	p->ctl_fd = -1;
+	p->ready_fd = -1;
 	p->next_id = 1;
 	p->knobs = knobs ? json_incref(knobs) : NULL;
 	f->peers[f->npeers++] = p;
@@ -117,8 +121,7 @@ argv_knobs(char ***argv, int *n, json_t *knobs)
 	json_object_foreach(knobs, k, v) {
 		snprintf(flag, sizeof(flag), "--%s", k);
 		/* A switch without a value: 1 passes it, 0 leaves it out. */
-		if (strcmp(k, "test-hooks") == 0 ||
-		    strcmp(k, "direct-io") == 0) {
+		if (knob_find(k) != NULL && knob_find(k)->type == KNOB_SWITCH) {
 			if (json_integer_value(v) == 1)
 				argv_push(argv, n, flag);
 			continue;
@@ -281,16 +284,12 @@ fleet_cmdline(const struct peer *p)
 }
 
 int
-fleet_start(struct fleet *f, struct peer *p, char **seeds, int nseeds,
+fleet_spawn(struct fleet *f, struct peer *p, char **seeds, int nseeds,
     char *err, size_t errlen)
 {
 	int out[2], errfd;
-	char line[2048], path[700];
-	size_t have = 0;
+	char path[700];
 	pid_t parent = getpid(), pid;
-	uint64_t deadline;
-	json_t *ready;
-	json_error_t jerr;
 
 	argv_free(p->argv);
 	p->argv = peer_argv(f, p, seeds, nseeds);
@@ -335,48 +334,64 @@ fleet_start(struct fleet *f, struct peer *p, char **seeds, int nseeds,
 	}
 	close(out[1]);
 	close(errfd);
+	fcntl(out[0], F_SETFL, fcntl(out[0], F_GETFL) | O_NONBLOCK);
+	p->ready_fd = out[0];
+	p->ready_len = 0;
+	p->listen[0] = '\0';
 	p->pid = pid;
 	p->state = PEER_RUNNING;
 	p->expect_exit = false;
+	p->stuck = false;
+	p->hello_inflight = false;
+	p->takes_inflight = false;
 	p->started_ms = clock_mono_ms();
 	fleet_disconnect(p);
-	deadline = clock_mono_ms() + (uint64_t)f->ready_timeout_ms;
+	return 0;
+}
+
+static void
+ready_close(struct peer *p)
+{
+	if (p->ready_fd != -1)
+		close(p->ready_fd);
+	p->ready_fd = -1;
+}
+
+int
+fleet_ready_read(struct peer *p, char *err, size_t errlen)
+{
+	char *nl;
+	json_t *ready;
+	json_error_t jerr;
+
 	for (;;) {
-		struct pollfd pfd = { .fd = out[0], .events = POLLIN };
-		uint64_t now = clock_mono_ms();
 		ssize_t r;
 
-		if (have > 0 && memchr(line, '\n', have) != NULL)
+		if ((nl = memchr(p->ready_buf, '\n', p->ready_len)) != NULL)
 			break;
-		if (now >= deadline) {
-			snprintf(err, errlen, "%s: no ready line within %d ms",
-			    p->name, f->ready_timeout_ms);
-			close(out[0]);
+		if (p->ready_len >= sizeof(p->ready_buf) - 1) {
+			snprintf(err, errlen, "%s: ready line too long", p->name);
+			ready_close(p);
 			return -1;
 		}
-		if (poll(&pfd, 1, (int)(deadline - now)) <= 0)
-			continue;
-		r = read(out[0], line + have, sizeof(line) - 1 - have);
+		r = read(p->ready_fd, p->ready_buf + p->ready_len,
+		    sizeof(p->ready_buf) - 1 - p->ready_len);
+		if (r == -1 && (errno == EAGAIN || errno == EINTR))
+			return 0;
 		if (r <= 0) {
 			snprintf(err, errlen, "%s: exited before its ready line "
 			    "(see %s/stderr.log and peerd.log)", p->name, p->dir);
-			close(out[0]);
+			ready_close(p);
 			return -1;
 		}
-		have += (size_t)r;
-		if (have >= sizeof(line) - 1) {
-			snprintf(err, errlen, "%s: ready line too long", p->name);
-			close(out[0]);
-			return -1;
-		}
+		p->ready_len += (size_t)r;
 	}
-	close(out[0]);
-	line[have] = '\0';
-	*strchr(line, '\n') = '\0';
-	if ((ready = json_loads(line, 0, &jerr)) == NULL ||
+	ready_close(p);
+	*nl = '\0';
+	if ((ready = json_loads(p->ready_buf, 0, &jerr)) == NULL ||
 	    !json_is_true(json_object_get(ready, "ready"))) {
 		snprintf(err, errlen, "%s: bad ready line: %.200s", p->name,
-		    line);
+		    p->ready_buf);
 		json_decref(ready);
 		return -1;
 	}
@@ -387,7 +402,65 @@ fleet_start(struct fleet *f, struct peer *p, char **seeds, int nseeds,
 	p->peerd_pid = (pid_t)json_integer_value(json_object_get(ready, "pid"));
 	p->answered_ms = clock_mono_ms();
 	json_decref(ready);
-	return 0;
+	return 1;
+}
+
+void
+fleet_ready_abandon(struct peer *p)
+{
+	ready_close(p);
+}
+
+int
+fleet_start(struct fleet *f, struct peer *p, char **seeds, int nseeds,
+    char *err, size_t errlen)
+{
+	uint64_t deadline;
+	int rc;
+
+	if (fleet_spawn(f, p, seeds, nseeds, err, errlen) == -1)
+		return -1;
+	deadline = clock_mono_ms() + (uint64_t)f->ready_timeout_ms;
+	while ((rc = fleet_ready_read(p, err, errlen)) == 0) {
+		struct pollfd pfd = { .fd = p->ready_fd, .events = POLLIN };
+		uint64_t now = clock_mono_ms();
+
+		if (now >= deadline) {
+			snprintf(err, errlen, "%s: no ready line within %d ms",
+			    p->name, f->ready_timeout_ms);
+			ready_close(p);
+			return -1;
+		}
+		poll(&pfd, 1, (int)(deadline - now));
+	}
+	return rc == 1 ? 0 : -1;
+}
+
+/* utime + stime of pid in clock ticks and its state letter; -1: gone. */
+long long
+fleet_proc(pid_t pid, char *state)
+{
+	char path[64], buf[1024], *c;
+	unsigned long long ut, st;
+	FILE *fp;
+	size_t n;
+
+	*state = '?';
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if ((fp = fopen(path, "r")) == NULL)
+		return -1;
+	n = fread(buf, 1, sizeof(buf) - 1, fp);
+	fclose(fp);
+	buf[n] = '\0';
+	if ((c = strrchr(buf, ')')) == NULL || strlen(c) < 4)
+		return -1;
+	*state = c[2];
+	/* After the state: ppid pgrp session tty tpgid flags minflt cminflt
+	 * majflt cmajflt utime stime. */
+	if (sscanf(c + 4, "%*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu",
+	    &ut, &st) != 2)
+		return -1;
+	return (long long)(ut + st);
 }
 
 int
@@ -500,6 +573,7 @@ fleet_disconnect(struct peer *p)
 	if (p->ctl_fd != -1)
 		close(p->ctl_fd);
 	p->ctl_fd = -1;
+	ctl_close(p);
 	p->rlen = 0;
 }
 
@@ -635,6 +709,8 @@ fleet_free(struct fleet *f)
 		struct peer *p = f->peers[i];
 
 		fleet_disconnect(p);
+		ready_close(p);
+		ctl_free(p);
 		argv_free(p->argv);
 		argv_free(p->wrap);
 		json_decref(p->knobs);

@@ -28,6 +28,8 @@ enum peer_state {
 	PEER_CRASHED,		/* exited on its own: a failure */
 };
 
+struct ctl;
+
 struct peer {
 	int		 index;
 	char		 name[32];
@@ -41,7 +43,8 @@ struct peer {
 	int		 exit_status;	/* waitpid status of the last exit */
 	bool		 expect_exit;	/* we sent TERM/KILL */
 	char		**argv;		/* the last command line */
-	int		 ctl_fd;	/* -1 until connected */
+	int		 ctl_fd;	/* fleet_call's: -1 until connected */
+	struct ctl	*ctl;		/* ctl.c's asynchronous client */
 	char		*rbuf;
 	size_t		 rlen, rcap;
 	int		 next_id;
@@ -53,6 +56,13 @@ struct peer {
 	bool		 hold;		/* start with --hold */
 	uint64_t	 activity;	/* watchdog: last "activity" seen */
 	uint64_t	 answered_ms;	/* watchdog: last answer */
+	int		 ready_fd;	/* the ready line's pipe; -1 */
+	char		 ready_buf[2048];
+	size_t		 ready_len;
+	bool		 hello_inflight;	/* watchdog: a hello not answered */
+	bool		 takes_inflight;	/* a "takes" call not answered */
+	bool		 stuck;		/* missed a bound: no more calls */
+	char		 verdict[160];	/* the watchdog's: starved or stuck */
 };
 
 struct fleet {
@@ -80,6 +90,20 @@ struct peer	*fleet_add(struct fleet *f, json_t *knobs);
 int		 fleet_start(struct fleet *f, struct peer *p, char **seeds,
 		    int nseeds, char *err, size_t errlen);
 /*
+ * Fork/exec p with the given seeds without waiting: its ready line comes
+ * on p->ready_fd (non-blocking), read with fleet_ready_read().  0, or -1
+ * with err set.
+ */
+int		 fleet_spawn(struct fleet *f, struct peer *p, char **seeds,
+		    int nseeds, char *err, size_t errlen);
+/*
+ * Read what p's ready pipe holds: 1 ready (listen, peer_id, peerd_pid
+ * set; the pipe closed), 0 not yet, -1 with err (the pipe closed).
+ */
+int		 fleet_ready_read(struct peer *p, char *err, size_t errlen);
+/* Close p's ready pipe without its line (the start step gave up). */
+void		 fleet_ready_abandon(struct peer *p);
+/*
  * Set a command prefix for p from a shell-like string, with {dir} and
  * {name} substituted. 0, or -1 if it does not parse.
  */
@@ -92,6 +116,11 @@ bool		 fleet_wait_exit(struct fleet *f, struct peer *p, int timeout_ms);
 int		 fleet_reap(struct fleet *f);
 /* TERM every live peer, then KILL after grace_ms; reap them all. */
 void		 fleet_teardown(struct fleet *f, int grace_ms);
+/*
+ * utime + stime of pid in clock ticks, and its state letter (R, S, T...)
+ * from /proc/PID/stat; -1 and '?' when it cannot be read.
+ */
+long long	 fleet_proc(pid_t pid, char *state);
 /* Live: running or paused. */
 bool		 fleet_live(const struct peer *p);
 /*

@@ -46,6 +46,10 @@ enum measure_better { MEASURE_NONE = 0, MEASURE_LOWER = -1, MEASURE_HIGHER = 1 }
 	    "bytes sent, summed over the live peers at the end")	\
 	X("fleet.bad_frames", 0, "count", MEASURE_LOWER,		\
 	    "frames refused by the codec, summed")			\
+	X("fleet.start_ms", 0, "ms", MEASURE_LOWER,			\
+	    "wall time of the last start step: every peer forked and its ready line read") \
+	X("engine.sample_round_ms", 0, "ms", MEASURE_LOWER,		\
+	    "the slowest complete sample round: one metrics call to every running peer at once") \
 	X("swarm.wall_ms", 0, "ms", MEASURE_LOWER,			\
 	    "the content swarm, first fetcher's start to last one's completion") \
 	X("swarm.aggregate_mib_s", 0, "MiB/s", MEASURE_HIGHER,		\

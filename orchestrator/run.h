@@ -2,20 +2,32 @@
  * run.h: one run of a resolved scenario (orchestrator/scenario.h) against
  * a real fleet: the steps in order (or at their time), each bounded; the
  * history of writes and takes; the measures; the checks.  report.c turns
- * the finished run into the bundle.
+ * the finished run into the bundle.  The engine behind it is run.c (the
+ * core and the step machine), act.c, cond.c, content.c, history.c,
+ * sample.c, watch.c and ctl.c; engine.h is what they share.
  */
 #ifndef RUN_H
 #define RUN_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
+#include <event2/event.h>
 #include <jansson.h>
 
 #include "fleet.h"
 
 enum run_status { RUN_PASS = 0, RUN_FAIL = 1, RUN_ERROR = 2 };
+
+/* A step's life; run.c's step_set() makes every transition. */
+enum run_step_state {
+	STEP_PENDING = 0,	/* waiting for its turn or its at_ms */
+	STEP_RUNNING,
+	STEP_DONE,
+	STEP_FAILED,
+};
 
 struct run_opts {
 	const char	*out;		/* parent of the run directory */
@@ -59,8 +71,7 @@ struct run {
 	const char	*step_name;
 	bool		 tty;
 	uint64_t	 last_progress_ms;
-	uint64_t	 last_sample_ms;
-	uint64_t	 last_collect_ms;
+	uint64_t	 last_look_ms;	/* pending write loads */
 	uint64_t	 rng;
 	/* the content swarm */
 	char		 swarm_cid[65];
@@ -71,8 +82,25 @@ struct run {
 	json_t		*swarm_rows;		/* per fetcher, for the report */
 	uint64_t	 swarm_stalls;
 	uint64_t	 progress_ms;	/* watchdog: last step end or activity */
-	uint64_t	 last_watch_ms;
-	bool		 in_watch;
+	/* the engine's loop and its timers (run.c) */
+	struct event_base *base;
+	struct event	*ev_watch;	/* hello round, stall check: 1 s */
+	struct event	*ev_sample;	/* metrics round: sample_ms */
+	struct event	*ev_progress;	/* the progress line */
+	struct event	*ev_collect;	/* takes, load counts: COLLECT_MS */
+	enum run_step_state step_state;
+	uint64_t	 step_start_ms;
+	bool		 hang;		/* the watchdog tripped: stop, capture */
+	bool		 hang_done;	/* captured: calls may go on (not to
+					   the stuck peers) */
+	char		 hang_why[300];
+	char		 hang_peers[400];	/* the peers that missed a bound */
+	int		 sample_inflight;
+	uint64_t	 sample_sent_us;
+	uint64_t	 sample_rounds;		/* complete rounds */
+	double		 sample_round_max_ms;	/* the slowest of them */
+	json_t		*loads;		/* write loads not yet collected */
+	size_t		 writes_uncollected;	/* issued, never collected */
 };
 
 extern volatile sig_atomic_t run_interrupted;

@@ -27,8 +27,10 @@
 
 #include <jansson.h>
 
+#include "action.h"
 #include "entry.h"
 #include "jpos.h"
+#include "knob.h"
 #include "measures.h"
 #include "scenario.h"
 #include "xmalloc.h"
@@ -102,47 +104,14 @@ static const char *const fleet_keys[] = {
 	"peers", "binding", "topology", "knobs", NULL
 };
 static const char *const bindings[] = { "tcp", NULL };
-static const char *const topologies[] = { "mesh", "ring", "star", NULL };
-static const char *const untils[] = {
-	"connected", "converged", "visible", "taken", "fetched", "metric", NULL
-};
+static const char *const topologies[] = { "mesh", "ring", "star", "none",
+    NULL };
+#define UNTIL_NAME(n) #n,
+static const char *const untils[] = { CONDITIONS(UNTIL_NAME) NULL };
+#undef UNTIL_NAME
 static const char *const ops[] = { "<", "<=", "==", "!=", ">=", ">", NULL };
 static const char *const stats[] = {
 	"p50", "p90", "p99", "p999", "max", "count", NULL
-};
-static const char *const levels[] = {
-	"error", "warn", "info", "debug", NULL
-};
-
-/* peerd's flags and the ranges peerd/main.c accepts for them. */
-static const struct knob {
-	const char	*name;
-	long long	 min, max;	/* max < 0: a log level */
-} knobs[] = {
-	{ "settle-ms", 0, 600000 },
-	{ "take-retry-ms", 1, 60000 },
-	{ "take-lease-ms", 1, 86400000 },
-	{ "gossip-ms", 10, 3600000 },
-	{ "tick-ms", 10, 3600000 },
-	{ "silence-ms", 100, 86400000 },
-	{ "ping-timeout-ms", 10, 3600000 },
-	{ "fanout", 1, 1024 },
-	{ "hops", 1, 64 },
-	{ "max-age-s", 1, 86400 },
-	{ "max-future-s", 1, 86400 },
-	{ "rate-burst", 1, 4294967295ll },
-	{ "rate", 1, 4294967295ll },
-	{ "strikes", 1, 1000000 },
-	{ "quarantine-s", 1, 86400 },
-	{ "max-links", 1, 65536 },
-	{ "max-clients", 1, 65536 },
-	{ "max-frame", 1024, 64ll << 20 },
-	{ "max-line", 256, 64ll << 20 },
-	{ "max-entries", 1, 4294967295ll },
-	{ "trace-events", 16, 1ll << 24 },
-	{ "log-level", 0, -1 },
-	{ "test-hooks", 0, 1 },		/* 1: pass --test-hooks */
-	{ "direct-io", 0, 1 },		/* 1: pass --direct-io */
 };
 
 static const struct measure {
@@ -730,25 +699,22 @@ want_knobs(struct sc *sc, const struct at *at, const json_t *v,
 	out = base != NULL ? json_copy((json_t *)base) : json_object();
 	json_object_foreach((json_t *)v, key, raw) {
 		ka = (struct at){ at, v, key, 0, NULL };
-		for (k = knobs; k < knobs + nitems(knobs); k++)
-			if (strcmp(k->name, key) == 0)
-				break;
-		if (k == knobs + nitems(knobs)) {
-			for (i = 0; i < nitems(knobs) && len < sizeof(names);
-			    i++)
+		if ((k = knob_find(key)) == NULL) {
+			for (i = 0; i < knob_count && len < sizeof(names); i++)
 				len += (size_t)snprintf(names + len,
 				    sizeof(names) - len, "%s%s", i ? ", " : "",
-				    knobs[i].name);
+				    knob_table[i].name);
 			fail(sc, &ka, "unknown peerd flag; expected one of %s",
 			    names);
 			break;
 		}
 		if ((val = subst(sc, &ka, raw)) == NULL)
 			break;
-		if (k->max < 0) {
-			if (want_enum(sc, &ka, val, levels) >= 0)
+		if (k->type == KNOB_LEVEL) {
+			if (want_enum(sc, &ka, val, knob_levels) >= 0)
 				json_object_set(out, key, val);
-		} else if (want_int(sc, &ka, val, k->min, k->max, &n) == 0)
+		} else if (want_int(sc, &ka, val, (json_int_t)k->min,
+		    (json_int_t)k->max, &n) == 0)
 			json_object_set_new(out, key, json_integer(n));
 		json_decref(val);
 		if (sc->failed)
@@ -1473,24 +1439,9 @@ post_wait(struct sc *sc, const struct at *at, json_t *raw, json_t *out)
 	return 0;
 }
 
-static const struct action actions[] = {
-	{ "start", start_fields, NULL },
-	{ "stop", peer_fields, NULL },
-	{ "kill", peer_fields, NULL },
-	{ "pause", peer_fields, NULL },
-	{ "resume", peer_fields, NULL },
-	{ "restart", peer_fields, NULL },
-	{ "join", join_fields, post_join },
-	{ "connect", connect_fields, post_connect },
-	{ "write", write_fields, NULL },
-	{ "take", take_fields, NULL },
-	{ "fault", fault_fields, post_fault },
-	{ "wait", wait_fields, post_wait },
-	{ "sleep", sleep_fields, NULL },
-	{ "mark", mark_fields, NULL },
-	{ "publish", publish_fields, NULL },
-	{ "fetch", fetch_fields, NULL },
-};
+#define ACTION_ROW(n, f, check) { #n, f##_fields, check },
+static const struct action actions[] = { ACTIONS(ACTION_ROW) };
+#undef ACTION_ROW
 
 /* ---- steps and checks ------------------------------------------------ */
 
@@ -1724,8 +1675,8 @@ topology(struct sc *sc, const struct at *at, json_t *v, json_t *fleet)
 	}
 	if (!json_is_object(v) || json_object_size(v) != 1 ||
 	    (k = json_object_get(v, "random")) == NULL)
-		return fail_got(sc, at, v, "\"mesh\", \"ring\", \"star\" or "
-		    "{\"random\": K}");
+		return fail_got(sc, at, v, "\"mesh\", \"ring\", \"star\", "
+		    "\"none\" or {\"random\": K}");
 	ka = (struct at){ at, v, "random", 0, NULL };
 	if ((k = subst(sc, &ka, k)) == NULL)
 		return -1;

@@ -26,11 +26,12 @@
  *   "fleet": {
  *     "peers":     int 1..1024
  *     "binding":   "tcp"
- *     "topology":  "mesh" | "ring" | "star" | {"random": int 1..1024}
+ *     "topology":  "mesh" | "ring" | "star" | "none" |
+ *                  {"random": int 1..1024}
  *     "knobs":     {FLAG: value} peerd flags without "--", in file order;
- *                  every value is an int within peerd's own range for
- *                  that flag, except "log-level": "error"|"warn"|"info"|
- *                  "debug"
+ *                  every value is an int within that flag's range in
+ *                  common/knob.h, except "log-level": "error"|"warn"|
+ *                  "info"|"debug"
  *   },
  *   "steps": [ at least one STEP ],
  *   "checks": [ zero or more CHECK ]

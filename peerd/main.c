@@ -23,6 +23,7 @@
 #include "clock.h"
 #include "control.h"
 #include "fault.h"
+#include "knob.h"
 #include "link.h"
 #include "load.h"
 #include "log.h"
@@ -40,14 +41,15 @@ static struct peerd	 peerd_storage;
 static struct event	*ev_sigterm, *ev_sigint, *ev_sigusr1;
 
 enum {
-	OPT_SETTLE = 256, OPT_TAKE_RETRY, OPT_TAKE_LEASE, OPT_GOSSIP, OPT_TICK,
-	OPT_SILENCE, OPT_PING_TIMEOUT, OPT_FANOUT, OPT_HOPS, OPT_MAX_AGE,
-	OPT_MAX_FUTURE, OPT_RATE_BURST, OPT_RATE, OPT_STRIKES, OPT_QUARANTINE,
-	OPT_MAX_LINKS, OPT_MAX_CLIENTS, OPT_MAX_FRAME, OPT_MAX_LINE,
-	OPT_MAX_ENTRIES, OPT_TRACE_EVENTS, OPT_LOG_LEVEL, OPT_LOG_FILE,
-	OPT_GROUP, OPT_HOLD, OPT_TEST_HOOKS, OPT_FAULT_SEED, OPT_DIRECT_IO,
-	OPT_VERSION,
+	OPT_LOG_FILE = 256, OPT_GROUP, OPT_HOLD, OPT_FAULT_SEED, OPT_VERSION,
+	OPT_KNOB	/* OPT_KNOB + i: row i of KNOBS() */
 };
+
+#define KNOB_HAS_ARG_U32	required_argument
+#define KNOB_HAS_ARG_LEVEL	required_argument
+#define KNOB_HAS_ARG_SWITCH	no_argument
+#define KNOB_OPTION(flag, field, type, min, max, def, help) \
+	{ flag, KNOB_HAS_ARG_##type, NULL, 0 },
 
 static const struct option longopts[] = {
 	{ "name", required_argument, NULL, 'n' },
@@ -57,34 +59,11 @@ static const struct option longopts[] = {
 	{ "seed", required_argument, NULL, 's' },
 	{ "group", required_argument, NULL, OPT_GROUP },
 	{ "hold", no_argument, NULL, OPT_HOLD },
-	{ "test-hooks", no_argument, NULL, OPT_TEST_HOOKS },
 	{ "fault-seed", required_argument, NULL, OPT_FAULT_SEED },
-	{ "direct-io", no_argument, NULL, OPT_DIRECT_IO },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, OPT_VERSION },
-	{ "settle-ms", required_argument, NULL, OPT_SETTLE },
-	{ "take-retry-ms", required_argument, NULL, OPT_TAKE_RETRY },
-	{ "take-lease-ms", required_argument, NULL, OPT_TAKE_LEASE },
-	{ "gossip-ms", required_argument, NULL, OPT_GOSSIP },
-	{ "tick-ms", required_argument, NULL, OPT_TICK },
-	{ "silence-ms", required_argument, NULL, OPT_SILENCE },
-	{ "ping-timeout-ms", required_argument, NULL, OPT_PING_TIMEOUT },
-	{ "fanout", required_argument, NULL, OPT_FANOUT },
-	{ "hops", required_argument, NULL, OPT_HOPS },
-	{ "max-age-s", required_argument, NULL, OPT_MAX_AGE },
-	{ "max-future-s", required_argument, NULL, OPT_MAX_FUTURE },
-	{ "rate-burst", required_argument, NULL, OPT_RATE_BURST },
-	{ "rate", required_argument, NULL, OPT_RATE },
-	{ "strikes", required_argument, NULL, OPT_STRIKES },
-	{ "quarantine-s", required_argument, NULL, OPT_QUARANTINE },
-	{ "max-links", required_argument, NULL, OPT_MAX_LINKS },
-	{ "max-clients", required_argument, NULL, OPT_MAX_CLIENTS },
-	{ "max-frame", required_argument, NULL, OPT_MAX_FRAME },
-	{ "max-line", required_argument, NULL, OPT_MAX_LINE },
-	{ "max-entries", required_argument, NULL, OPT_MAX_ENTRIES },
-	{ "trace-events", required_argument, NULL, OPT_TRACE_EVENTS },
-	{ "log-level", required_argument, NULL, OPT_LOG_LEVEL },
 	{ "log-file", required_argument, NULL, OPT_LOG_FILE },
+	KNOBS(KNOB_OPTION)
 	{ NULL, 0, NULL, 0 }
 };
 
@@ -102,24 +81,27 @@ usage(FILE *fp)
 "  --seed HOST:PORT       a peer to dial at start (repeatable)\n"
 "  --group NAME           the fabric group (default \"fleet\")\n"
 "  --hold                 stop (SIGSTOP) after the ready line, before the loop\n"
-"  --log-level LEVEL      error, warn, info (default) or debug\n"
 "  --log-file PATH        default DIR/peerd.log; \"-\" for stderr\n"
 "  --fault-seed N         seed of the fault filter's drop/jitter draws\n"
-"  --direct-io            write fetched pieces with O_DIRECT and serve the\n"
-"                         last 8 MiB of them from memory (docs/protocol.md)\n"
 "  --help, --version\n"
-"  --test-hooks           enable the \"debug\" command (tests only: it can hang\n"
-"                         the peer on purpose)\n"
-"timing (REFERENCE.md defaults):\n"
-"  --settle-ms N (200)  --take-retry-ms N (20)  --take-lease-ms N (30000)\n"
-"  --gossip-ms N (1000)  --tick-ms N (250)  --silence-ms N (30000)\n"
-"  --ping-timeout-ms N (2000)  --fanout N (3)  --hops N (6)\n"
-"receiver checks:\n"
-"  --max-age-s N (300)  --max-future-s N (600)  --rate-burst N (50000)\n"
-"  --rate N (10000 frames/s)  --strikes N (16)  --quarantine-s N (600)\n"
-"limits (each hit is counted):\n"
-"  --max-links N (256)  --max-clients N (64)  --max-frame BYTES (8388608)\n"
-"  --max-line BYTES (1048576)  --max-entries N (1000000)  --trace-events N (8192)\n");
+"knobs (common/knob.h):\n");
+	for (size_t i = 0; i < knob_count; i++) {
+		const struct knob *k = &knob_table[i];
+		char flag[64];
+
+		if (k->type == KNOB_SWITCH)
+			snprintf(flag, sizeof(flag), "--%s", k->name);
+		else
+			snprintf(flag, sizeof(flag), "--%s %s", k->name,
+			    k->type == KNOB_LEVEL ? "LEVEL" : "N");
+		fprintf(fp, "  %-22s %s", flag, k->help);
+		if (k->type == KNOB_U32)
+			fprintf(fp, " (%llu; %llu..%llu)", k->def, k->min,
+			    k->max);
+		else if (k->type == KNOB_LEVEL)
+			fprintf(fp, " (%s)", knob_levels[k->def]);
+		fputc('\n', fp);
+	}
 }
 
 static uint32_t
@@ -136,18 +118,42 @@ opt_u32(const char *name, const char *arg, uint32_t min, uint32_t max)
 	return (uint32_t)v;
 }
 
+static const char *
+opt_level(const char *name, const char *arg)
+{
+	if (knob_level(arg) == -1)
+		fatalx("--%s: expected error, warn, info or debug, got \"%s\"",
+		    name, arg);
+	return arg;
+}
+
+/* Lay one knob's flag over c (its row in KNOBS() found by name). */
+static void
+knob_set(struct peerd_conf *c, const char *name, const char *arg)
+{
+	const struct knob *k = knob_find(name);
+	size_t i = (size_t)(k - knob_table), n = 0;
+
+#define KNOB_PARSE_U32(f)	c->f = opt_u32(k->name, arg, \
+				    (uint32_t)k->min, (uint32_t)k->max)
+#define KNOB_PARSE_SWITCH(f)	c->f = true
+#define KNOB_PARSE_LEVEL(f)	c->f = opt_level(k->name, arg)
+#define KNOB_APPLY(flag, field, type, min, max, def, help) \
+	if (i == n++) {						\
+		KNOB_PARSE_##type(field);			\
+		return;						\
+	}
+	KNOBS(KNOB_APPLY)
+#undef KNOB_APPLY
+}
+
 static void
 conf_parse(struct peerd_conf *c, int argc, char **argv)
 {
-	int ch;
+	int ch, li;
 
 	while ((ch = getopt_long(argc, argv, "n:d:l:c:s:h", longopts,
-	    NULL)) != -1) {
-		const char *nm = NULL;
-
-		for (const struct option *o = longopts; o->name; o++)
-			if (o->val == ch)
-				nm = o->name;
+	    &li)) != -1) {
 		switch (ch) {
 		case 'n': c->name = optarg; break;
 		case 'd': c->dir = optarg; break;
@@ -160,36 +166,15 @@ conf_parse(struct peerd_conf *c, int argc, char **argv)
 			break;
 		case OPT_GROUP: c->group = optarg; break;
 		case OPT_HOLD: c->hold = true; break;
-		case OPT_TEST_HOOKS: c->test_hooks = true; break;
-		case OPT_DIRECT_IO: c->direct_io = true; break;
 		case OPT_FAULT_SEED:
 			fault_seed(strtoull(optarg, NULL, 10));
 			break;
 		case 'h': usage(stdout); exit(0);
 		case OPT_VERSION: VERSION_PRINT("peerd"); exit(0);
-		case OPT_SETTLE: c->settle_ms = opt_u32(nm, optarg, 0, 600000); break;
-		case OPT_TAKE_RETRY: c->take_retry_ms = opt_u32(nm, optarg, 1, 60000); break;
-		case OPT_TAKE_LEASE: c->take_lease_ms = opt_u32(nm, optarg, 1, 86400000); break;
-		case OPT_GOSSIP: c->gossip_ms = opt_u32(nm, optarg, 10, 3600000); break;
-		case OPT_TICK: c->tick_ms = opt_u32(nm, optarg, 10, 3600000); break;
-		case OPT_SILENCE: c->silence_ms = opt_u32(nm, optarg, 100, 86400000); break;
-		case OPT_PING_TIMEOUT: c->ping_timeout_ms = opt_u32(nm, optarg, 10, 3600000); break;
-		case OPT_FANOUT: c->fanout = opt_u32(nm, optarg, 1, 1024); break;
-		case OPT_HOPS: c->hops = opt_u32(nm, optarg, 1, 64); break;
-		case OPT_MAX_AGE: c->max_age_s = opt_u32(nm, optarg, 1, 86400); break;
-		case OPT_MAX_FUTURE: c->max_future_s = opt_u32(nm, optarg, 1, 86400); break;
-		case OPT_RATE_BURST: c->rate_burst = opt_u32(nm, optarg, 1, UINT32_MAX); break;
-		case OPT_RATE: c->rate_per_s = opt_u32(nm, optarg, 1, UINT32_MAX); break;
-		case OPT_STRIKES: c->strikes = opt_u32(nm, optarg, 1, 1000000); break;
-		case OPT_QUARANTINE: c->quarantine_s = opt_u32(nm, optarg, 1, 86400); break;
-		case OPT_MAX_LINKS: c->max_links = opt_u32(nm, optarg, 1, 65536); break;
-		case OPT_MAX_CLIENTS: c->max_clients = opt_u32(nm, optarg, 1, 65536); break;
-		case OPT_MAX_FRAME: c->max_frame = opt_u32(nm, optarg, 1024, 64u << 20); break;
-		case OPT_MAX_LINE: c->max_line = opt_u32(nm, optarg, 256, 64u << 20); break;
-		case OPT_MAX_ENTRIES: c->max_entries = opt_u32(nm, optarg, 1, UINT32_MAX); break;
-		case OPT_TRACE_EVENTS: c->trace_events = opt_u32(nm, optarg, 16, 1u << 24); break;
-		case OPT_LOG_LEVEL: c->log_level = optarg; break;
 		case OPT_LOG_FILE: c->log_file = optarg; break;
+		case 0:
+			knob_set(c, longopts[li].name, optarg);
+			break;
 		default:
 			usage(stderr);
 			exit(2);

@@ -18,6 +18,7 @@
 
 #include <jansson.h>
 
+#include "action.h"
 #include "scenario.h"
 
 int	LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -78,6 +79,20 @@ check_sel(const json_t *v, json_int_t bound)
 	}
 }
 
+/* a is a row of ACTIONS() (action.h), the parser's and engine's list. */
+static bool
+action_known(const char *a)
+{
+#define ACTION_NAME(n, fields, check) #n,
+	static const char *const names[] = { ACTIONS(ACTION_NAME) };
+#undef ACTION_NAME
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (strcmp(names[i], a) == 0)
+			return true;
+	return false;
+}
+
 static void
 check_step(const json_t *st, json_int_t npeers, json_int_t *joins)
 {
@@ -86,6 +101,7 @@ check_step(const json_t *st, json_int_t npeers, json_int_t *joins)
 	const json_t *v;
 
 	need(a != NULL);
+	need(action_known(a));
 	need(json_string_length(json_object_get(st, "name")) > 0);
 	v = json_object_get(st, "at_ms");
 	need(json_is_null(v) || (json_is_integer(v) &&
@@ -127,8 +143,12 @@ check_step(const json_t *st, json_int_t npeers, json_int_t *joins)
 		need(json_is_integer(json_object_get(st, "ms")));
 	else if (strcmp(a, "mark") == 0)
 		need(json_is_string(json_object_get(st, "label")));
-	else
-		abort();
+	else if (strcmp(a, "publish") == 0)
+		need(is_index(json_object_get(st, "peer"), now));
+	else if (strcmp(a, "fetch") == 0) {
+		check_sel(json_object_get(st, "peer"), now);
+		need(json_is_boolean(json_object_get(st, "wait")));
+	}
 }
 
 static void

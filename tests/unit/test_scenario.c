@@ -147,6 +147,8 @@ START_TEST(test_golden_churn) { golden("churn"); }
 END_TEST
 START_TEST(test_golden_swarm) { golden("swarm"); }
 END_TEST
+START_TEST(test_golden_scale) { golden("scale"); }
+END_TEST
 
 START_TEST(test_set_overrides)
 {
@@ -739,6 +741,7 @@ scenario_suite(void)
 	tcase_add_test(tc, test_golden_gossip);
 	tcase_add_test(tc, test_golden_churn);
 	tcase_add_test(tc, test_golden_swarm);
+	tcase_add_test(tc, test_golden_scale);
 	tcase_add_test(tc, test_set_overrides);
 	tcase_add_test(tc, test_substitution_types);
 	tcase_add_test(tc, test_actions_defaults);

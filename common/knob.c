@@ -1,0 +1,38 @@
+/*
+ * knob.c: the table form of KNOBS() (see knob.h), for the code that walks
+ * the knobs by name: the scenario parser, the fleet's command lines, the
+ * docs check.
+ */
+#include <string.h>
+
+#include "knob.h"
+
+#define KNOB_ROW(flag, field, type, min, max, def, help) \
+	{ flag, KNOB_##type, min, max, def, help },
+
+const struct knob knob_table[] = {
+	KNOBS(KNOB_ROW)
+};
+#undef KNOB_ROW
+
+const size_t knob_count = sizeof(knob_table) / sizeof(knob_table[0]);
+
+const char *const knob_levels[] = { "error", "warn", "info", "debug", NULL };
+
+const struct knob *
+knob_find(const char *name)
+{
+	for (size_t i = 0; i < knob_count; i++)
+		if (strcmp(knob_table[i].name, name) == 0)
+			return &knob_table[i];
+	return NULL;
+}
+
+int
+knob_level(const char *level)
+{
+	for (int i = 0; knob_levels[i] != NULL; i++)
+		if (strcmp(knob_levels[i], level) == 0)
+			return i;
+	return -1;
+}

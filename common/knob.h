@@ -1,0 +1,93 @@
+/*
+ * knob.h: peerd's knobs, one list.  Each row of KNOBS() is one flag:
+ *
+ *   X(FLAG, FIELD, TYPE, MIN, MAX, DEFAULT, HELP)
+ *
+ * FLAG is the command-line name without "--"; FIELD the member of struct
+ * peerd_conf (peerd/peerd.h); TYPE one of
+ *   U32     an integer MIN..MAX (uint32_t FIELD)
+ *   SWITCH  a flag without a value (bool FIELD; 1 in a scenario passes it)
+ *   LEVEL   a log level, an index MIN..MAX into knob_levels[] (const char *
+ *           FIELD; a scenario gives the name)
+ * DEFAULT is the value peerd starts with.  From this list come peerd's
+ * defaults (conf.c), its long options and --help (main.c), the scenario
+ * parser's knob checks (orchestrator/scenario.c), the fleet's command lines
+ * (orchestrator/fleet.c) and the knob table of docs/scenarios.md (checked
+ * by tests/unit/test_knob.c).  A new knob is one row here plus its field.
+ */
+#ifndef KNOB_H
+#define KNOB_H
+
+#include <stddef.h>
+
+#define KNOBS(X) \
+	X("settle-ms", settle_ms, U32, 0, 600000, 200, \
+	    "ms a take waits after its claim before it keeps it") \
+	X("take-retry-ms", take_retry_ms, U32, 1, 60000, 20, \
+	    "ms between two attempts of a blocked take") \
+	X("take-lease-ms", take_lease_ms, U32, 1, 86400000, 30000, \
+	    "ms a taken task stays leased before it returns") \
+	X("gossip-ms", gossip_ms, U32, 10, 3600000, 1000, \
+	    "ms between two digests sent to a random member") \
+	X("tick-ms", tick_ms, U32, 10, 3600000, 250, \
+	    "ms between two failure-detector pings") \
+	X("silence-ms", silence_ms, U32, 100, 86400000, 30000, \
+	    "ms of silence after which a member is dead") \
+	X("ping-timeout-ms", ping_timeout_ms, U32, 10, 3600000, 2000, \
+	    "ms a ping waits for its ACK") \
+	X("fanout", fanout, U32, 1, 1024, 3, \
+	    "members each rumor is forwarded to") \
+	X("hops", hops, U32, 1, 64, 6, \
+	    "times a rumor is forwarded at most") \
+	X("max-age-s", max_age_s, U32, 1, 86400, 300, \
+	    "s in the past a received frame may be stamped") \
+	X("max-future-s", max_future_s, U32, 1, 86400, 600, \
+	    "s in the future a received frame may be stamped") \
+	X("rate-burst", rate_burst, U32, 1, 4294967295u, 50000, \
+	    "frames a sender may send in a burst") \
+	X("rate", rate_per_s, U32, 1, 4294967295u, 10000, \
+	    "frames per second a sender may send") \
+	X("strikes", strikes, U32, 1, 1000000, 16, \
+	    "future-stamped frames before a sender is quarantined") \
+	X("quarantine-s", quarantine_s, U32, 1, 86400, 600, \
+	    "s a quarantined sender stays refused") \
+	X("max-links", max_links, U32, 1, 65536, 256, \
+	    "peer links at most") \
+	X("max-clients", max_clients, U32, 1, 65536, 64, \
+	    "control clients at most") \
+	X("max-frame", max_frame, U32, 1024, 67108864, 8388608, \
+	    "bytes of one frame at most") \
+	X("max-line", max_line, U32, 256, 67108864, 1048576, \
+	    "bytes of one control line at most") \
+	X("max-entries", max_entries, U32, 1, 4294967295u, 1000000, \
+	    "entries of the space at most (then busy)") \
+	X("trace-events", trace_events, U32, 16, 16777216, 8192, \
+	    "events the trace ring holds") \
+	X("log-level", log_level, LEVEL, 0, 3, 2, \
+	    "error, warn, info or debug") \
+	X("test-hooks", test_hooks, SWITCH, 0, 1, 0, \
+	    "enable the \"debug\" command (tests only: it can hang the peer)") \
+	X("direct-io", direct_io, SWITCH, 0, 1, 0, \
+	    "write fetched pieces with O_DIRECT, serve the last 8 MiB from memory")
+
+enum knob_type { KNOB_U32, KNOB_SWITCH, KNOB_LEVEL };
+
+struct knob {
+	const char	*name;
+	enum knob_type	 type;
+	unsigned long long min, max, def;
+	const char	*help;
+};
+
+/* The rows of KNOBS() in order, and how many. */
+extern const struct knob	 knob_table[];
+extern const size_t		 knob_count;
+/* "error", "warn", "info", "debug", NULL: the LEVEL values. */
+extern const char *const	 knob_levels[];
+
+/* The row named name (without "--"), or NULL. */
+const struct knob	*knob_find(const char *name);
+/* The index of level in knob_levels[], or -1. */
+int			 knob_level(const char *level);
+
+#endif

@@ -1,0 +1,850 @@
+/*
+ * act.c: the engine's actions, one function per row of ACTIONS()
+ * (action.h), and act_run(), which runs a step by its action's name.
+ *
+ * Starting forks each peer as soon as the peers it is seeded with are
+ * ready and reads the ready lines on the loop; signals collect a peer's
+ * history first; loads run inside the peers and are awaited through
+ * bounded control calls on the loop (run_call), so the timers keep running.
+ */
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "action.h"
+#include "clock.h"
+#include "ctl.h"
+#include "engine.h"
+#include "fleet.h"
+#include "xmalloc.h"
+
+/* Seeds for a (re)starting peer: up to three live peers other than it. */
+static int
+live_seeds(struct run *r, struct peer *self, char **seeds, int max)
+{
+	int n = 0;
+
+	for (int i = 0; i < r->fleet.npeers && n < max; i++) {
+		struct peer *p = r->fleet.peers[i];
+
+		if (p != self && p->state == PEER_RUNNING && p->listen[0])
+			seeds[n++] = p->listen;
+	}
+	return n;
+}
+
+/* True if index k is in a list like "1,3" or "all". */
+static bool
+run_index_listed(const char *list, int k)
+{
+	const char *c = list;
+
+	if (list == NULL)
+		return false;
+	if (strcmp(list, "all") == 0)
+		return true;
+	while (*c != '\0') {
+		char *end;
+		long v = strtol(c, &end, 10);
+
+		if (end == c)
+			return false;
+		if (v == k)
+			return true;
+		c = *end == ',' ? end + 1 : end;
+		if (*end != ',' && *end != '\0')
+			return false;
+	}
+	return false;
+}
+
+static char
+proc_state(pid_t pid)
+{
+	char st;
+
+	fleet_proc(pid, &st);
+	return st;
+}
+
+/* A held peer: say how to attach, then wait (bounded) until continued. */
+static int
+await_held(struct run *r, struct peer *p)
+{
+	pid_t pid = p->peerd_pid > 0 ? p->peerd_pid : p->pid;
+	uint64_t until = clock_mono_ms() + 5000;
+	struct timespec ts = { 0, POLL_NS };
+
+	/* The loop (and so the watchdog) waits while a debugger may hold it. */
+
+	while (proc_state(pid) != 'T' && clock_mono_ms() < until)
+		nanosleep(&ts, NULL);
+	fprintf(stderr, "%s%s is held before its loop: pid %d\n"
+	    "  attach:   gdb -p %d        (then: continue)\n"
+	    "  or go on: kill -CONT %d\n"
+	    "  waiting up to %d s ...\n", r->tty ? "\r\033[K" : "", p->name,
+	    (int)pid, (int)pid, (int)pid, r->opts.hold_timeout_s);
+	run_timeline(r, "held", json_pack("{s:i, s:I}", "peer", p->index, "pid",
+	    (json_int_t)pid));
+	until = clock_mono_ms() + (uint64_t)r->opts.hold_timeout_s * 1000u;
+	while (proc_state(pid) == 'T' || proc_state(pid) == 't') {
+		if (clock_mono_ms() >= until)
+			return run_fail(r,
+			    "%s was held and not continued within %d s",
+			    p->name, r->opts.hold_timeout_s);
+		if (run_interrupted)
+			return run_fail(r, "interrupted by a signal");
+		nanosleep(&ts, NULL);
+	}
+	run_timeline(r, "continued", json_pack("{s:i}", "peer", p->index));
+	p->answered_ms = clock_mono_ms();
+	r->progress_ms = clock_mono_ms();
+	return 0;
+}
+
+/* p's hold flag and command prefix, from --hold and --wrap. */
+static int
+start_prepare(struct run *r, struct peer *p)
+{
+	p->hold = run_index_listed(r->opts.hold, p->index);
+	for (int i = 0; i < r->opts.nwraps; i++) {
+		char *eq = strchr(r->opts.wraps[i], '=');
+		char which[64];
+
+		if (eq == NULL || (size_t)(eq - r->opts.wraps[i]) >= sizeof(which))
+			continue;
+		snprintf(which, sizeof(which), "%.*s",
+		    (int)(eq - r->opts.wraps[i]), r->opts.wraps[i]);
+		if (run_index_listed(which, p->index) &&
+		    fleet_set_wrap(p, eq + 1) == -1)
+			return run_fail(r, "--wrap %s: cannot parse the prefix",
+			    r->opts.wraps[i]);
+	}
+	return 0;
+}
+
+/* A peer's ready line is in: a held one waits, then the timeline. */
+static int
+start_done(struct run *r, struct peer *p)
+{
+	json_t *cmd;
+	char *line;
+
+	if (p->hold && await_held(r, p) == -1)
+		return -1;
+	line = fleet_cmdline(p);
+	cmd = json_pack("{s:i, s:s, s:I, s:I, s:s, s:s, s:s}", "peer",
+	    p->index, "name", p->name, "pid", (json_int_t)p->pid,
+	    "peerd_pid", (json_int_t)p->peerd_pid, "listen", p->listen,
+	    "peer_id", p->peer_id, "cmdline", line);
+	run_timeline(r, "peer_started", cmd);
+	free(line);
+	return 0;
+}
+
+static int
+start_peer(struct run *r, struct peer *p, char **seeds, int nseeds)
+{
+	char err[512];
+
+	if (start_prepare(r, p) == -1)
+		return -1;
+	if (fleet_start(&r->fleet, p, seeds, nseeds, err, sizeof(err)) == -1)
+		return run_fail(r, "starting %s: %s", p->name, err);
+	return start_done(r, p);
+}
+
+/* One peer of a start step, with the peers it is seeded with (indexes). */
+struct start_job {
+	struct peer	*p;
+	int		 seeds[8];
+	int		 nseeds;
+	bool		 spawned, ready, failed;
+	struct event	*ev;
+	char		 err[512];
+};
+
+static void
+start_ready_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct start_job *j = arg;
+	int rc;
+
+	(void)fd;
+	(void)what;
+	if ((rc = fleet_ready_read(j->p, j->err, sizeof(j->err))) == 0)
+		return;
+	event_del(j->ev);
+	if (rc == 1)
+		j->ready = true;
+	else
+		j->failed = true;
+}
+
+/* Seeds by topology (the random draws in index order, as replay needs). */
+static void
+start_seeds(struct run *r, struct start_job *j)
+{
+	json_t *topo = json_object_get(json_object_get(r->scn, "fleet"),
+	    "topology");
+	const char *t = json_string_value(topo);
+
+	if (j->p->index == 0 || (t != NULL && strcmp(t, "none") == 0))
+		return;
+	if (t != NULL && strcmp(t, "ring") == 0)
+		j->seeds[j->nseeds++] = j->p->index - 1;
+	else if (json_is_object(topo)) {
+		json_int_t k = json_integer_value(json_object_get(topo,
+		    "random"));
+
+		for (json_int_t s = 0; s < k && j->nseeds < 8; s++)
+			j->seeds[j->nseeds++] = (int)(run_rng(r) %
+			    (uint64_t)j->p->index);
+	} else
+		j->seeds[j->nseeds++] = 0;
+}
+
+/* Fork j's peer if the peers it is seeded with are ready. 1 forked. */
+static int
+start_spawn(struct run *r, struct start_job *j)
+{
+	char *seeds[8];
+
+	for (int s = 0; s < j->nseeds; s++) {
+		struct peer *q = r->fleet.peers[j->seeds[s]];
+
+		if (q->listen[0] == '\0' || !fleet_live(q))
+			return 0;
+		seeds[s] = q->listen;
+	}
+	if (start_prepare(r, j->p) == -1)
+		return -1;
+	if (fleet_spawn(&r->fleet, j->p, seeds, j->nseeds, j->err,
+	    sizeof(j->err)) == -1)
+		return run_fail(r, "starting %s: %s", j->p->name, j->err);
+	j->spawned = true;
+	j->ev = event_new(r->base, j->p->ready_fd, EV_READ | EV_PERSIST,
+	    start_ready_cb, j);
+	event_add(j->ev, NULL);
+	return 1;
+}
+
+/*
+ * Start the selected peers: each is forked as soon as the peers it is
+ * seeded with are ready (mesh and star: after p0; "none": all at once;
+ * ring: one after another), without waiting for the others; the ready
+ * lines are read on the loop as they come, all within the step's bound.
+ */
+static int
+act_start(struct run *r, json_t *step, uint64_t deadline)
+{
+	json_int_t n = json_integer_value(json_object_get(json_object_get(
+	    r->scn, "fleet"), "peers"));
+	json_t *sel = json_object_get(step, "peers");
+	struct peer *ps[FLEET_MAX_PEERS];
+	struct start_job *jobs;
+	int np, nready = 0, rc = 0;
+
+	while (r->fleet.npeers < n)
+		if (fleet_add(&r->fleet, NULL) == NULL)
+			return run_fail(r, "too many peers");
+	if (sel == NULL || json_is_null(sel))
+		sel = json_string("all");
+	else
+		json_incref(sel);
+	np = run_select(r, sel, ps, FLEET_MAX_PEERS, false);
+	json_decref(sel);
+	if (np < 0)
+		return run_fail(r, "start: a peer index out of range");
+	jobs = xcalloc((size_t)np + 1, sizeof(*jobs));
+	for (int i = 0; i < np; i++) {
+		jobs[i].p = ps[i];
+		if (fleet_live(ps[i])) {
+			jobs[i].spawned = jobs[i].ready = true;
+			nready++;
+		} else
+			start_seeds(r, &jobs[i]);
+	}
+	while (rc == 0 && nready < np) {
+		for (int i = 0; i < np && rc == 0; i++)
+			if (!jobs[i].spawned && start_spawn(r, &jobs[i]) == -1)
+				rc = -1;
+		if (rc == 0)
+			run_nap(r);
+		for (int i = 0; i < np && rc == 0; i++) {
+			struct start_job *j = &jobs[i];
+
+			if (j->failed)
+				rc = run_fail(r, "starting %s: %s", j->p->name,
+				    j->err);
+			else if (j->ready && j->ev != NULL) {
+				event_free(j->ev);
+				j->ev = NULL;
+				nready++;
+				rc = start_done(r, j->p);
+			}
+		}
+		if (rc == 0 && nready < np && clock_mono_ms() >= deadline)
+			rc = run_fail(r,
+			    "start: %d of %d peers ready within the "
+			    "step's bound", nready, np);
+		if (rc == 0 && run_housekeep(r) == -1)
+			rc = -1;
+	}
+	for (int i = 0; i < np; i++) {
+		if (jobs[i].ev != NULL)
+			event_free(jobs[i].ev);
+		if (!jobs[i].ready)
+			fleet_ready_abandon(jobs[i].p);
+	}
+	free(jobs);
+	return rc;
+}
+
+static int	signal_one(struct run *, struct peer *, const char *, int,
+		    uint64_t);
+
+static int
+act_signal(struct run *r, json_t *step, int sig, uint64_t deadline)
+{
+	struct peer *ps[FLEET_MAX_PEERS];
+	const char *action = json_string_value(json_object_get(step, "action"));
+	int np = run_select(r, json_object_get(step, "peer"), ps,
+	    FLEET_MAX_PEERS, json_is_string(json_object_get(step, "peer")));
+
+	if (np <= 0)
+		return run_fail(r, "%s: no such peer", action);
+	for (int i = 0; i < np; i++)
+		if (signal_one(r, ps[i], action, sig, deadline) == -1)
+			return -1;
+	return 0;
+}
+
+static int
+signal_one(struct run *r, struct peer *p, const char *action, int sig,
+    uint64_t deadline)
+{
+	if (!fleet_live(p))
+		return run_fail(r, "%s: %s is not running (%s)", action,
+		    p->name, fleet_state_name(p->state));
+	/* Its history first: after a kill nobody can ask it. */
+	if (sig == SIGTERM || sig == SIGKILL || sig == SIGSTOP) {
+		if (r->had_take_step)
+			history_takes_of(r, p);
+		if (history_loads(r, p, sig != SIGSTOP) == -1)
+			return -1;
+	}
+	run_timeline(r, "signal", json_pack("{s:i, s:s, s:I}", "peer", p->index,
+	    "signal", sigabbrev_np(sig), "pid", (json_int_t)p->pid));
+	run_fault_note(r, "%s %s (SIG%s to pid %d)", action, p->name,
+	    sigabbrev_np(sig), (int)p->pid);
+	if (fleet_signal(p, sig) == -1)
+		return run_fail(r, "%s: kill(%d): %s", action, (int)p->pid,
+		    strerror(errno));
+	if (sig == SIGTERM || sig == SIGKILL) {
+		uint64_t now = clock_mono_ms();
+
+		if (!fleet_wait_exit(&r->fleet, p, now < deadline ?
+		    (int)(deadline - now) : 0))
+			return run_fail(r, "%s: %s did not exit", action,
+			    p->name);
+		if (sig == SIGTERM && !(WIFEXITED(p->exit_status) &&
+		    WEXITSTATUS(p->exit_status) == 0))
+			run_note(r, "%s exited with status 0x%x after SIGTERM",
+			    p->name, p->exit_status);
+	}
+	return 0;
+}
+
+static int
+act_stop(struct run *r, json_t *step, uint64_t deadline)
+{
+	return act_signal(r, step, SIGTERM, deadline);
+}
+
+static int
+act_kill(struct run *r, json_t *step, uint64_t deadline)
+{
+	return act_signal(r, step, SIGKILL, deadline);
+}
+
+static int
+act_pause(struct run *r, json_t *step, uint64_t deadline)
+{
+	return act_signal(r, step, SIGSTOP, deadline);
+}
+
+static int
+act_resume(struct run *r, json_t *step, uint64_t deadline)
+{
+	return act_signal(r, step, SIGCONT, deadline);
+}
+
+static int
+act_restart(struct run *r, json_t *step, uint64_t deadline)
+{
+	struct peer *ps[FLEET_MAX_PEERS];
+	char *seeds[3];
+	int ns, np;
+
+	(void)deadline;
+	np = run_select(r, json_object_get(step, "peer"), ps,
+	    FLEET_MAX_PEERS, false);
+	if (np <= 0)
+		return run_fail(r, "restart: no such peer");
+	for (int i = 0; i < np; i++) {
+		struct peer *p = ps[i];
+
+		if (fleet_live(p)) {
+			if (json_is_string(json_object_get(step, "peer")))
+				continue;	/* "all": the ones that are down */
+			return run_fail(r, "restart: %s is still running",
+			    p->name);
+		}
+		ns = live_seeds(r, p, seeds, 3);
+		p->restarts++;
+		p->takes_seen = 0;
+		if (start_peer(r, p, seeds, ns) == -1)
+			return -1;
+		run_fault_note(r, "restart %s (restart %u, pid %d)", p->name,
+		    p->restarts, (int)p->pid);
+	}
+	return 0;
+}
+
+static int
+act_join(struct run *r, json_t *step, uint64_t deadline)
+{
+	json_t *knobs = json_object_get(step, "knobs");
+	struct peer *p;
+	char *seeds[3];
+	int ns;
+
+	(void)deadline;
+	if ((p = fleet_add(&r->fleet, json_is_object(knobs) ? knobs : NULL)) ==
+	    NULL)
+		return run_fail(r, "join: too many peers");
+	ns = live_seeds(r, p, seeds, 3);
+	return start_peer(r, p, seeds, ns);
+}
+
+static int
+act_connect(struct run *r, json_t *step, uint64_t deadline)
+{
+	struct peer *from = run_one_peer(r, step, "from");
+	struct peer *to = run_one_peer(r, step, "to");
+	char err[256];
+	json_t *args, *res;
+
+	(void)deadline;
+	if (from == NULL || to == NULL)
+		return run_fail(r, "connect: no such peer");
+	args = json_pack("{s:s}", "addr", to->listen);
+	res = run_call(r, from, "connect", args, CALL_MS, err, sizeof(err));
+	json_decref(args);
+	if (res == NULL)
+		return run_fail(r, "connect: %s", err);
+	json_decref(res);
+	return 0;
+}
+
+static int
+wait_loads(struct run *r, struct peer **ps, int np, const char *name,
+    uint64_t deadline)
+{
+	char err[256];
+
+	for (int i = 0; i < np; i++) {
+		for (;;) {
+			json_t *args = json_pack("{s:s, s:s}", "op", "status",
+			    "name", name), *res, *l;
+			bool running;
+
+			res = run_call(r, ps[i], "load", args, CALL_MS, err,
+			    sizeof(err));
+			json_decref(args);
+			if (res == NULL)
+				return run_fail(r, "%s: %s", name, err);
+			l = json_array_get(json_object_get(res, "loads"), 0);
+			running = json_is_true(json_object_get(l, "running"));
+			json_decref(res);
+			if (!running)
+				break;
+			if (clock_mono_ms() >= deadline)
+				return run_fail(r,
+				    "%s: not done within its bound", name);
+			if (run_housekeep(r) == -1)
+				return -1;
+			run_nap(r);
+		}
+	}
+	return 0;
+}
+
+static const char *const write_keys[] = { "count", "rate", "type",
+    "payload_bytes", "lease_ms", NULL };
+static const char *const take_keys[] = { "workers", "type", "complete",
+    "timeout_ms", NULL };
+
+/* Start an in-peer load named after the step, with the step's keys. */
+static int
+start_loads(struct run *r, struct peer **ps, int np, json_t *step,
+    const char *op, const char *const *keys)
+{
+	json_t *name = json_object_get(step, "name");
+	char err[256];
+
+	for (int i = 0; i < np; i++) {
+		json_t *args = json_pack("{s:s, s:O}", "op", op, "name", name),
+		    *res;
+
+		for (const char *const *k = keys; *k != NULL; k++)
+			json_object_set(args, *k, json_object_get(step, *k));
+		res = run_call(r, ps[i], "load", args, CALL_MS, err,
+		    sizeof(err));
+		json_decref(args);
+		if (res == NULL)
+			return run_fail(r, "%s: %s", json_string_value(name),
+			    err);
+		json_decref(res);
+	}
+	return 0;
+}
+
+static int
+act_write(struct run *r, json_t *step, uint64_t deadline)
+{
+	struct peer *ps[FLEET_MAX_PEERS];
+	const char *name = json_string_value(json_object_get(step, "name"));
+	int np;
+
+	np = run_select(r, json_object_get(step, "peer"), ps,
+	    FLEET_MAX_PEERS, true);
+	if (np <= 0)
+		return run_fail(r, "%s: no live peer selected", name);
+	if (start_loads(r, ps, np, step, "write", write_keys) == -1)
+		return -1;
+	if (!json_is_true(json_object_get(step, "wait"))) {
+		for (int i = 0; i < np; i++)
+			history_load_add(r, ps[i], name);
+		return 0;
+	}
+	if (wait_loads(r, ps, np, name, deadline) == -1)
+		return -1;
+	for (int i = 0; i < np; i++)
+		if (history_writes(r, ps[i], name, "status", true) == -1)
+			return -1;
+	return 0;
+}
+
+static int
+act_take(struct run *r, json_t *step, uint64_t deadline)
+{
+	struct peer *ps[FLEET_MAX_PEERS];
+	const char *name = json_string_value(json_object_get(step, "name"));
+	json_int_t count = json_integer_value(json_object_get(step, "count"));
+	char err[256];
+	int np;
+
+	np = run_select(r, json_object_get(step, "peer"), ps,
+	    FLEET_MAX_PEERS, true);
+	if (np <= 0)
+		return run_fail(r, "%s: no live peer selected", name);
+	r->had_take_step = true;
+	if (count <= 0)
+		history_loads(r, NULL, false);
+	r->take_target = count > 0 ? (uint64_t)count :
+	    json_object_size(r->writes);
+	r->take_start_ms = clock_mono_ms();
+	r->take_end_ms = 0;
+	if (start_loads(r, ps, np, step, "take", take_keys) == -1)
+		return -1;
+	if (!json_is_true(json_object_get(step, "wait")))
+		return 0;
+	for (;;) {
+		history_takes(r);
+		if (history_taken(r) >= r->take_target)
+			break;
+		if (clock_mono_ms() >= deadline)
+			return run_fail(r,
+			    "%s: %zu of %llu tasks taken within its "
+			    "bound", name, history_taken(r),
+			    (unsigned long long)r->take_target);
+		if (run_housekeep(r) == -1)
+			return -1;
+		run_nap(r);
+	}
+	r->take_end_ms = clock_mono_ms();
+	for (int i = 0; i < np; i++) {
+		json_t *args = json_pack("{s:s, s:s}", "op", "stop", "name", name),
+		    *res;
+
+		if (!fleet_live(ps[i]))
+			continue;
+		res = run_call(r, ps[i], "load", args, CALL_MS, err,
+		    sizeof(err));
+		json_decref(args);
+		json_decref(res);
+	}
+	history_takes(r);
+	return 0;
+}
+
+/* The fault step in words, into the notes. */
+static void
+fault_describe(struct run *r, json_t *step)
+{
+	json_t *part = json_object_get(step, "partition");
+	char *sel = json_dumps(json_object_get(step, "peer"), JSON_ENCODE_ANY |
+	    JSON_COMPACT);
+
+	if (json_is_array(part)) {
+		char *g = json_dumps(part, JSON_COMPACT);
+
+		run_fault_note(r, "partition %s", g);
+		free(g);
+	} else if (json_is_true(json_object_get(step, "clear")))
+		run_fault_note(r, "faults cleared on peers %s",
+		    sel ? sel : "?");
+	else
+		run_fault_note(r,
+		    "fault on peers %s toward %s: drop %g, delay %lld ms, "
+		    "jitter %lld ms", sel ? sel : "?", json_is_integer(
+		    json_object_get(step, "target")) ? "one peer" : "all",
+		    json_number_value(json_object_get(step, "drop")),
+		    (long long)json_integer_value(json_object_get(step,
+		    "delay_ms")), (long long)json_integer_value(json_object_get(
+		    step, "jitter_ms")));
+	free(sel);
+}
+
+static int
+act_fault(struct run *r, json_t *step, uint64_t deadline)
+{
+	struct peer *ps[FLEET_MAX_PEERS];
+	json_t *part = json_object_get(step, "partition");
+	char err[256];
+	int np;
+
+	(void)deadline;
+	np = run_select(r, json_is_array(part) ? NULL :
+	    json_object_get(step, "peer"), ps, FLEET_MAX_PEERS, true);
+	if (np < 0)
+		return run_fail(r, "fault: a peer index out of range");
+	fault_describe(r, step);
+	for (int i = 0; i < np; i++) {
+		json_t *args, *res;
+
+		if (json_is_true(json_object_get(step, "clear")))
+			args = json_pack("{s:b}", "clear", 1);
+		else if (json_is_array(part)) {
+			/* Cut this peer off from every peer outside its group. */
+			json_t *cut = json_array(), *g, *v;
+			size_t gi, vi;
+			bool mine = false;
+
+			json_array_foreach(part, gi, g) {
+				bool in = false;
+
+				json_array_foreach(g, vi, v)
+					in |= json_integer_value(v) == ps[i]->index;
+				if (in) {
+					mine = true;
+					continue;
+				}
+				json_array_foreach(g, vi, v) {
+					json_int_t k = json_integer_value(v);
+
+					if (k >= 0 && k < r->fleet.npeers)
+						json_array_append_new(cut,
+						    json_string(r->fleet.peers[k]->peer_id));
+				}
+			}
+			if (!mine)
+				json_array_clear(cut);
+			args = json_pack("{s:o}", "partition", cut);
+		} else {
+			json_t *target = json_object_get(step, "target");
+			const char *peer = "*";
+
+			if (json_is_integer(target) &&
+			    json_integer_value(target) < r->fleet.npeers)
+				peer = r->fleet.peers[json_integer_value(target)]->
+				    peer_id;
+			args = json_pack("{s:s, s:O, s:O, s:O}", "peer", peer,
+			    "drop", json_object_get(step, "drop"),
+			    "delay_ms", json_object_get(step, "delay_ms"),
+			    "jitter_ms", json_object_get(step, "jitter_ms"));
+		}
+		run_timeline(r, "fault", json_pack("{s:i, s:O}", "peer",
+		    ps[i]->index, "args", args));
+		res = run_call(r, ps[i], "fault", args, CALL_MS, err,
+		    sizeof(err));
+		json_decref(args);
+		if (res == NULL)
+			return run_fail(r, "fault: %s", err);
+		json_decref(res);
+	}
+	return 0;
+}
+
+static int
+act_publish(struct run *r, json_t *step, uint64_t deadline)
+{
+	struct peer *p = run_one_peer(r, step, "peer");
+	double mib = json_number_value(json_object_get(step, "mebibytes"));
+	uint64_t now = clock_mono_ms();
+	char err[256];
+	json_t *args, *res;
+
+	if (p == NULL || !fleet_live(p))
+		return run_fail(r, "publish: the publisher is not running");
+	r->swarm_size = floor(mib * 1048576.0);
+	args = json_pack("{s:I, s:O, s:O}", "size", (json_int_t)r->swarm_size,
+	    "seed", json_object_get(step, "seed"), "piece_kib",
+	    json_object_get(step, "piece_kib"));
+	res = run_call(r, p, "publish", args, now < deadline ?
+	    (int)(deadline - now) : 1000, err, sizeof(err));
+	json_decref(args);
+	if (res == NULL)
+		return run_fail(r, "publish: %s", err);
+	snprintf(r->swarm_cid, sizeof(r->swarm_cid), "%s",
+	    json_string_value(json_object_get(res, "cid")));
+	snprintf(r->swarm_sha, sizeof(r->swarm_sha), "%s",
+	    json_string_value(json_object_get(res, "sha256")));
+	r->swarm_publisher = p->index;
+	run_timeline(r, "published", json_pack("{s:i, s:s, s:s, s:O, s:O}",
+	    "peer", p->index, "cid", r->swarm_cid, "sha256", r->swarm_sha,
+	    "size", json_object_get(res, "size"), "pieces",
+	    json_object_get(res, "pieces")));
+	json_decref(res);
+	return 0;
+}
+
+static int
+act_fetch(struct run *r, json_t *step, uint64_t deadline)
+{
+	struct peer *ps[FLEET_MAX_PEERS];
+	char err[256];
+	int np;
+
+	if (r->swarm_cid[0] == '\0')
+		return run_fail(r, "fetch: nothing was published");
+	np = run_select(r, json_object_get(step, "peer"), ps,
+	    FLEET_MAX_PEERS, true);
+	if (np <= 0)
+		return run_fail(r, "fetch: no live peer selected");
+	for (int i = 0; i < np; i++) {
+		json_t *args, *res;
+
+		if (ps[i]->index == r->swarm_publisher)
+			continue;
+		args = json_pack("{s:s}", "cid", r->swarm_cid);
+		res = run_call(r, ps[i], "fetch", args, 15000, err,
+		    sizeof(err));
+		json_decref(args);
+		if (res == NULL)
+			return run_fail(r, "fetch: %s", err);
+		json_decref(res);
+		json_array_append_new(r->swarm_fetchers,
+		    json_integer(ps[i]->index));
+		run_timeline(r, "fetch_started", json_pack("{s:i, s:s}", "peer",
+		    ps[i]->index, "cid", r->swarm_cid));
+	}
+	if (!json_is_true(json_object_get(step, "wait")))
+		return 0;
+	return content_wait_fetched(r, deadline);
+}
+
+static int
+act_wait(struct run *r, json_t *step, uint64_t deadline)
+{
+	const char *until = json_string_value(json_object_get(step, "until"));
+	const char *measure = json_string_value(json_object_get(step,
+	    "measure"));
+	uint64_t start = clock_mono_ms();
+	char why[300] = "";
+
+	if (cond_eval(r, step, deadline, why, sizeof(why)) == -2)
+		return run_fail(r, "unknown condition \"%s\"", until);
+	for (;;) {
+		int ok = cond_eval(r, step, deadline, why, sizeof(why));
+
+		if (ok == -1)
+			return -1;
+		if (ok)
+			break;
+		if (clock_mono_ms() >= deadline) {
+			if (measure != NULL)
+				run_note(r,
+				    "%s: not reached within its bound, so "
+				    "%s is UNKNOWN", json_string_value(
+				    json_object_get(step, "name")), measure);
+			return run_fail(r,
+			    "%s: \"%s\" not reached within its bound "
+			    "(%s)", json_string_value(json_object_get(step,
+			    "name")), until, why);
+		}
+		if (run_housekeep(r) == -1)
+			return -1;
+		run_nap(r);
+	}
+	if (measure != NULL)
+		run_set_measure(r, measure, (double)(clock_mono_ms() - start),
+		    "ms");
+	return 0;
+}
+
+static int
+act_sleep(struct run *r, json_t *step, uint64_t deadline)
+{
+	uint64_t until = clock_mono_ms() + (uint64_t)json_integer_value(
+	    json_object_get(step, "ms"));
+
+	(void)deadline;
+	while (clock_mono_ms() < until) {
+		if (run_housekeep(r) == -1)
+			return -1;
+		run_nap(r);
+	}
+	return 0;
+}
+
+static int
+act_mark(struct run *r, json_t *step, uint64_t deadline)
+{
+	(void)r;
+	(void)step;
+	(void)deadline;
+	return 0;
+}
+
+/* The engine's half of ACTIONS() (action.h): a step's function by name. */
+#define ACTION_EXEC(n, fields, check) { #n, act_##n },
+static const struct {
+	const char	*name;
+	int		(*exec)(struct run *, json_t *, uint64_t);
+} actions[] = { ACTIONS(ACTION_EXEC) };
+#undef ACTION_EXEC
+
+int
+act_run(struct run *r, json_t *step)
+{
+	const char *a = json_string_value(json_object_get(step, "action"));
+	json_t *tmo = json_object_get(step, "timeout_s");
+	uint64_t deadline = clock_mono_ms() + (uint64_t)(1000.0 *
+	    (json_is_number(tmo) ? json_number_value(tmo) : 60));
+
+	for (size_t i = 0; i < sizeof(actions) / sizeof(actions[0]); i++)
+		if (strcmp(actions[i].name, a) == 0)
+			return actions[i].exec(r, step, deadline);
+	return run_fail(r, "unknown action \"%s\"", a);
+}

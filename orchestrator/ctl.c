@@ -1,0 +1,292 @@
+/*
+ * ctl.c: the asynchronous control client (see ctl.h).
+ *
+ * A peer's struct ctl holds its bufferevent and the calls in flight.  A
+ * connection that fails is not freed in its own callback: it is marked
+ * dead, its calls are completed from a zero timer, and the bufferevent is
+ * freed there.  A call's completion (reply, timeout, failure) is one
+ * function, call_finish(), which unlinks it, stops its timer and runs the
+ * callback.
+ */
+#include <sys/socket.h>
+#include <sys/un.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+
+#include "ctl.h"
+#include "fleet.h"
+#include "xmalloc.h"
+
+struct ctl_call {
+	struct ctl_call	*next;
+	struct ctl	*c;
+	int		 id;
+	char		 cmd[32];
+	int		 timeout_ms;
+	struct event	*timer;
+	ctl_cb		 cb;
+	void		*arg;
+	enum ctl_status	 st;		/* for a deferred completion */
+	char		 err[512];
+};
+
+struct ctl {
+	struct peer		*p;
+	struct event_base	*base;
+	struct bufferevent	*bev;
+	struct ctl_call		*calls;	/* in flight */
+	struct ctl_call		*failed;	/* to complete from the timer */
+	struct event		*flush;	/* zero timer: completes failed */
+	size_t			 n;
+	int			 next_id;
+};
+
+static void
+call_finish(struct ctl_call *k, enum ctl_status st, json_t *res,
+    const char *err)
+{
+	struct ctl *c = k->c;
+	struct ctl_call **pp;
+
+	for (pp = &c->calls; *pp != NULL; pp = &(*pp)->next)
+		if (*pp == k) {
+			*pp = k->next;
+			c->n--;
+			break;
+		}
+	event_free(k->timer);
+	k->cb(c->p, st, res, err, k->arg);
+	free(k);
+}
+
+/* Complete the calls queued on c->failed (from the zero timer). */
+static void
+flush_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct ctl *c = arg;
+	struct ctl_call *k;
+
+	(void)fd;
+	(void)what;
+	while ((k = c->failed) != NULL) {
+		c->failed = k->next;
+		event_free(k->timer);
+		k->cb(c->p, k->st, NULL, k->err, k->arg);
+		free(k);
+	}
+}
+
+/* Move every call in flight to the failed queue; free the connection. */
+static void
+ctl_fail_all(struct ctl *c, const char *why)
+{
+	struct ctl_call *k;
+
+	while ((k = c->calls) != NULL) {
+		c->calls = k->next;
+		c->n--;
+		evtimer_del(k->timer);
+		k->st = CTL_ERROR;
+		snprintf(k->err, sizeof(k->err), "%s: %s (%s)", c->p->name, why,
+		    k->cmd);
+		k->next = c->failed;
+		c->failed = k;
+	}
+	if (c->bev != NULL) {
+		bufferevent_free(c->bev);
+		c->bev = NULL;
+	}
+	if (c->failed != NULL)
+		event_active(c->flush, EV_TIMEOUT, 0);
+}
+
+static void
+timeout_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct ctl_call *k = arg;
+	char err[256];
+
+	(void)fd;
+	(void)what;
+	snprintf(err, sizeof(err), "timeout: %s did not answer %s within %d ms",
+	    k->c->p->name, k->cmd, k->timeout_ms);
+	call_finish(k, CTL_TIMEOUT, NULL, err);
+}
+
+static void
+read_cb(struct bufferevent *bev, void *arg)
+{
+	struct ctl *c = arg;
+	struct evbuffer *in = bufferevent_get_input(bev);
+	char *line;
+	size_t n;
+
+	while (c->bev == bev && (line = evbuffer_readln(in, &n,
+	    EVBUFFER_EOL_LF)) != NULL) {
+		json_t *rep = json_loadb(line, n, 0, NULL), *e;
+		struct ctl_call *k;
+		char err[256];
+		int id;
+
+		free(line);
+		if (rep == NULL) {
+			ctl_fail_all(c, "bad reply");
+			return;
+		}
+		id = (int)json_integer_value(json_object_get(rep, "id"));
+		for (k = c->calls; k != NULL && k->id != id; k = k->next)
+			;
+		if (json_object_get(rep, "event") != NULL || k == NULL) {
+			json_decref(rep);	/* an event, or a late answer */
+			continue;
+		}
+		if (json_is_true(json_object_get(rep, "ok"))) {
+			json_t *res = json_object_get(rep, "result");
+
+			/* No result is a null one: CTL_OK always has one. */
+			call_finish(k, CTL_OK, res != NULL ? res : json_null(),
+			    "");
+		}
+		else {
+			e = json_object_get(rep, "error");
+			snprintf(err, sizeof(err), "%s: %s: %s", c->p->name,
+			    json_string_value(json_object_get(e, "code")),
+			    json_string_value(json_object_get(e, "message")));
+			call_finish(k, CTL_ERROR, NULL, err);
+		}
+		json_decref(rep);
+	}
+}
+
+static void
+event_cb(struct bufferevent *bev, short what, void *arg)
+{
+	struct ctl *c = arg;
+
+	(void)bev;
+	if (what & (BEV_EVENT_EOF | BEV_EVENT_ERROR))
+		ctl_fail_all(c, what & BEV_EVENT_EOF ?
+		    "control connection closed" : "control connection failed");
+}
+
+static struct ctl *
+ctl_of(struct event_base *base, struct peer *p)
+{
+	struct ctl *c = p->ctl;
+
+	if (c == NULL) {
+		c = xcalloc(1, sizeof(*c));
+		c->p = p;
+		c->base = base;
+		c->next_id = 1;
+		c->flush = evtimer_new(base, flush_cb, c);
+		p->ctl = c;
+	}
+	return c;
+}
+
+static int
+ctl_open(struct ctl *c, char *err, size_t len)
+{
+	struct sockaddr_un sun;
+
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	if (strlen(c->p->control) >= sizeof(sun.sun_path)) {
+		snprintf(err, len, "%s: control path too long", c->p->name);
+		return -1;
+	}
+	memcpy(sun.sun_path, c->p->control, strlen(c->p->control));
+	c->bev = bufferevent_socket_new(c->base, -1, BEV_OPT_CLOSE_ON_FREE);
+	if (c->bev == NULL || bufferevent_socket_connect(c->bev,
+	    (struct sockaddr *)&sun, sizeof(sun)) == -1) {
+		snprintf(err, len, "%s: connect %s: %s", c->p->name,
+		    c->p->control, strerror(errno));
+		if (c->bev != NULL)
+			bufferevent_free(c->bev);
+		c->bev = NULL;
+		return -1;
+	}
+	bufferevent_setcb(c->bev, read_cb, NULL, event_cb, c);
+	bufferevent_enable(c->bev, EV_READ | EV_WRITE);
+	return 0;
+}
+
+void
+ctl_call(struct event_base *base, struct peer *p, const char *cmd,
+    json_t *args, int timeout_ms, ctl_cb cb, void *arg)
+{
+	struct ctl *c = ctl_of(base, p);
+	struct ctl_call *k = xcalloc(1, sizeof(*k));
+	struct timeval tv = { timeout_ms / 1000, (timeout_ms % 1000) * 1000 };
+	json_t *req;
+	char *line;
+
+	k->c = c;
+	k->id = c->next_id++;
+	snprintf(k->cmd, sizeof(k->cmd), "%s", cmd);
+	k->timeout_ms = timeout_ms;
+	k->cb = cb;
+	k->arg = arg;
+	k->timer = evtimer_new(base, timeout_cb, k);
+	if (!fleet_live(p) || (c->bev == NULL && ctl_open(c, k->err,
+	    sizeof(k->err)) == -1)) {
+		if (!fleet_live(p))
+			snprintf(k->err, sizeof(k->err), "%s is %s", p->name,
+			    fleet_state_name(p->state));
+		k->st = CTL_ERROR;
+		k->next = c->failed;
+		c->failed = k;
+		event_active(c->flush, EV_TIMEOUT, 0);
+		return;
+	}
+	req = json_pack("{s:i, s:s}", "id", k->id, "cmd", cmd);
+	if (args != NULL)
+		json_object_set(req, "args", args);
+	line = json_dumps(req, JSON_COMPACT);
+	json_decref(req);
+	bufferevent_write(c->bev, line, strlen(line));
+	bufferevent_write(c->bev, "\n", 1);
+	free(line);
+	k->next = c->calls;
+	c->calls = k;
+	c->n++;
+	evtimer_add(k->timer, &tv);
+}
+
+void
+ctl_close(struct peer *p)
+{
+	struct ctl *c = p->ctl;
+
+	if (c != NULL)
+		ctl_fail_all(c, "disconnected");
+}
+
+size_t
+ctl_pending(const struct peer *p)
+{
+	return p->ctl != NULL ? p->ctl->n : 0;
+}
+
+/* Free p's client after the loop: calls in flight complete, CTL_ERROR. */
+void
+ctl_free(struct peer *p)
+{
+	struct ctl *c = p->ctl;
+
+	if (c == NULL)
+		return;
+	/* Every call still owed an answer completes, so nothing leaks. */
+	ctl_fail_all(c, "freed");
+	flush_cb(-1, 0, c);
+	event_free(c->flush);
+	free(c);
+	p->ctl = NULL;
+}

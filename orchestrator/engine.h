@@ -1,0 +1,122 @@
+/*
+ * engine.h: what the engine's files share (run.c, act.c, cond.c,
+ * content.c, history.c, sample.c, watch.c); nothing outside the engine
+ * includes it.  Each function's prefix is its file's name.
+ */
+#ifndef ENGINE_H
+#define ENGINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <event2/event.h>
+#include <jansson.h>
+
+#include "run.h"
+
+#define CALL_MS		5000	/* bound on one control request */
+#define POLL_NS		(20 * 1000 * 1000)	/* between two looks */
+#define COLLECT_MS	500	/* take collection; looks at write loads */
+#define PROGRESS_MS	10000	/* progress line when not on a terminal */
+#define WATCH_EVERY_MS	1000	/* the watchdog's hello round */
+#define WATCH_ANSWER_MS	5000	/* bound on a hello */
+
+/* ---- run.c: the core ---------------------------------------------------- */
+
+/* The run's xorshift draw (topology choices: replay draws the same). */
+uint64_t	 run_rng(struct run *r);
+/* Milliseconds since the run began. */
+uint64_t	 run_ms(const struct run *r);
+/* One line of timeline.ndjson: {"t_ms", "event", ...fields} (fields stolen). */
+void		 run_timeline(struct run *r, const char *event, json_t *fields);
+/* A line of the report's notes (and stderr). */
+void		 run_note(struct run *r, const char *fmt, ...)
+		    __attribute__((format(printf, 2, 3)));
+/* A note on something done to the fleet, with its time and step. */
+void		 run_fault_note(struct run *r, const char *fmt, ...)
+		    __attribute__((format(printf, 2, 3)));
+/* The run's first error (exit 2); -1 always. */
+int		 run_fail(struct run *r, const char *fmt, ...)
+		    __attribute__((format(printf, 2, 3)));
+void		 run_set_measure(struct run *r, const char *name, double value,
+		    const char *unit);
+/* One control call awaited on the loop (timers running); NULL with err. */
+json_t		*run_call(struct run *r, struct peer *p, const char *cmd,
+		    json_t *args, int timeout_ms, char *err, size_t errlen);
+/* A short pause between two looks, with the timers running. */
+void		 run_nap(struct run *r);
+/* Interrupt, crash, watchdog: -1 when the run must stop. */
+int		 run_housekeep(struct run *r);
+/* The peers of a selector into out; -1 for an index out of range. */
+int		 run_select(struct run *r, json_t *sel, struct peer **out, int max,
+		    bool live_only);
+/* The one peer step[key] names, or NULL. */
+struct peer	*run_one_peer(struct run *r, json_t *step, const char *key);
+/* a OP b for OP in < <= == != >= >. */
+bool		 run_compare(double a, const char *op, double b);
+void		 run_write_json(const char *path, json_t *j);
+
+/* ---- act.c: the actions ------------------------------------------------- */
+
+/* Run step by its action (ACTIONS() in action.h), within its timeout_s. */
+int		 act_run(struct run *r, json_t *step);
+
+/* ---- cond.c: the wait conditions ---------------------------------------- */
+
+/* The step's "until": 1 holds, 0 not yet, -1 stop, -2 no such condition. */
+int		 cond_eval(struct run *r, json_t *step, uint64_t deadline,
+		    char *why, size_t len);
+
+/* ---- content.c: the content swarm --------------------------------------- */
+
+/* Every fetcher of the last fetch step complete, within deadline. 0/-1. */
+int		 content_wait_fetched(struct run *r, uint64_t deadline);
+/* The fetchers' rows and the swarm measures, at the end. */
+void		 content_gather(struct run *r);
+
+/* ---- history.c: takes and writes ---------------------------------------- */
+
+/* Ask p for its takes since the last look (one call in flight at most). */
+void		 history_takes_async(struct run *r, struct peer *p);
+/* p's takes up to now, awaited. */
+void		 history_takes_of(struct run *r, struct peer *p);
+/* Every peer's takes up to now, awaited. */
+void		 history_takes(struct run *r);
+/* Distinct ids taken so far. */
+size_t		 history_taken(struct run *r);
+/* The acks of p's load so far ("status") or at its "stop": how many new. */
+int		 history_writes(struct run *r, struct peer *p, const char *load,
+		    const char *op, bool final);
+/* A write load of a step that does not wait: collect it later. */
+void		 history_load_add(struct run *r, struct peer *p, const char *load);
+/* Look at (final: stop and collect) only's pending loads, or all. */
+int		 history_loads(struct run *r, struct peer *only, bool final);
+/* The pending loads' acknowledgements so far, at most every COLLECT_MS. */
+void		 history_loads_look(struct run *r);
+/* Ask each pending load how far it got (no ids), for the progress line. */
+void		 history_loads_count(struct run *r);
+/* Writes acknowledged so far, collected or only counted. */
+size_t		 history_written(struct run *r);
+/* Before the checks: stop and collect every load still pending. */
+void		 history_loads_end(struct run *r);
+/* Duplicates, never taken, lost, writes, takes: the history measures. */
+void		 history_check(struct run *r);
+
+/* ---- sample.c: samples, take collection, the progress line -------------- */
+
+void		 sample_progress(struct run *r, bool force);
+void		 sample_tick(evutil_socket_t fd, short what, void *arg);
+void		 sample_progress_tick(evutil_socket_t fd, short what, void *arg);
+void		 sample_collect_tick(evutil_socket_t fd, short what, void *arg);
+
+/* ---- watch.c: the watchdog ---------------------------------------------- */
+
+/* p (NULL: the fleet) missed a bound: stop the run for a capture. */
+void		 watch_trip(struct run *r, struct peer *p, const char *why);
+/* The watchdog's timer: hellos and the stall check. */
+void		 watch_tick(evutil_socket_t fd, short what, void *arg);
+/* After a trip: verdicts, hang/, the error naming the peers. */
+void		 watch_capture(struct run *r);
+
+#endif

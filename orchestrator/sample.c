@@ -1,0 +1,127 @@
+/*
+ * sample.c: the engine's timers besides the watchdog: the samples (one
+ * "metrics" call to every running peer at once), the take collection and
+ * the progress line.  They run on the loop whatever the step does.
+ */
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "ctl.h"
+#include "engine.h"
+#include "fleet.h"
+
+void
+sample_progress(struct run *r, bool force)
+{
+	uint64_t now = clock_mono_ms();
+	int live = 0;
+
+	if (r->opts.verbose < 0)
+		return;
+	if (!force && !r->tty && now - r->last_progress_ms < PROGRESS_MS)
+		return;
+	if (!force && r->tty && now - r->last_progress_ms < 200)
+		return;
+	r->last_progress_ms = now;
+	for (int i = 0; i < r->fleet.npeers; i++)
+		live += fleet_live(r->fleet.peers[i]);
+	fprintf(stderr, "%s[%s] step %d/%zu %-16s %6.1fs  peers %d/%d  "
+	    "written %zu  taken %zu%s", r->tty ? "\r\033[K" : "",
+	    json_string_value(json_object_get(r->scn, "name")), r->step + 1,
+	    json_array_size(json_object_get(r->scn, "steps")),
+	    r->step_name ? r->step_name : "", (double)run_ms(r) / 1000.0,
+	    live, r->fleet.npeers, history_written(r),
+	    json_object_size(r->takes), r->tty ? "" : "\n");
+	fflush(stderr);
+}
+
+static void
+sample_cb(struct peer *p, enum ctl_status st, json_t *m, const char *err,
+    void *arg)
+{
+	struct run *r = arg;
+	json_t *c, *line;
+
+	if (--r->sample_inflight == 0) {
+		double ms = (double)(clock_mono_us() - r->sample_sent_us) / 1e3;
+
+		r->sample_rounds++;
+		if (ms > r->sample_round_max_ms)
+			r->sample_round_max_ms = ms;
+	}
+	if (st == CTL_TIMEOUT)
+		watch_trip(r, p, err);
+	if (st != CTL_OK || r->samples == NULL)
+		return;
+	c = json_object_get(m, "counters");
+	line = json_pack("{s:I, s:i, s:O, s:O, s:O, s:O, s:O, s:O, s:O*, "
+	    "s:O}",
+	    "t_ms", (json_int_t)run_ms(r), "peer", p->index,
+	    "frames.in", json_object_get(c, "frames.in"),
+	    "frames.out", json_object_get(c, "frames.out"),
+	    "bytes.in", json_object_get(c, "bytes.in"),
+	    "bytes.out", json_object_get(c, "bytes.out"),
+	    "space.writes", json_object_get(c, "space.writes"),
+	    "takes.won", json_object_get(c, "takes.won"),
+	    "swarm.bytes_received", json_object_get(c,
+	    "swarm.bytes_received"),
+	    "gauges", json_object_get(m, "gauges"));
+	if (line != NULL) {
+		json_dumpf(line, r->samples, JSON_COMPACT);
+		fputc('\n', r->samples);
+		json_decref(line);
+	}
+	if (r->sample_inflight == 0)
+		fflush(r->samples);
+}
+
+/* The sample timer: one "metrics" call to every running peer at once. */
+void
+sample_tick(evutil_socket_t fd, short what, void *arg)
+{
+	struct run *r = arg;
+
+	(void)fd;
+	(void)what;
+	if (r->sample_inflight > 0 || r->samples == NULL)
+		return;		/* the last round is not in yet */
+	r->sample_sent_us = clock_mono_us();
+	for (int i = 0; i < r->fleet.npeers; i++) {
+		struct peer *p = r->fleet.peers[i];
+
+		if (p->state != PEER_RUNNING || p->stuck)
+			continue;
+		r->sample_inflight++;
+		ctl_call(r->base, p, "metrics", NULL, CALL_MS, sample_cb, r);
+	}
+}
+
+void
+sample_progress_tick(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	sample_progress(arg, false);
+}
+
+void
+sample_collect_tick(evutil_socket_t fd, short what, void *arg)
+{
+	struct run *r = arg;
+
+	(void)fd;
+	(void)what;
+	history_loads_count(r);
+	if (!r->had_take_step)
+		return;
+	for (int i = 0; i < r->fleet.npeers; i++)
+		history_takes_async(r, r->fleet.peers[i]);
+}

@@ -1,0 +1,189 @@
+/*
+ * watch.c: the watchdog.  A timer asks every running peer "hello" each
+ * second; any control call or hello that misses its bound, or a fleet
+ * without progress for --stall-s, trips it (watch_trip): every wait on the
+ * loop returns, and run_scenario() calls watch_capture(), which tells
+ * starved from stuck from /proc, captures every peer into hang/ and ends
+ * the run with an error naming them.
+ */
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "ctl.h"
+#include "debug.h"
+#include "engine.h"
+#include "fleet.h"
+
+/*
+ * The watchdog trips: p (NULL: the fleet) missed a bound.  The run stops
+ * at once — every wait on the loop returns — and run_scenario() captures
+ * every peer before the teardown (watch_capture).
+ */
+void
+watch_trip(struct run *r, struct peer *p, const char *why)
+{
+	/* Done, or a peer the scenario paused: an answer is not due. */
+	if (r->hang_done || (p != NULL && p->state == PEER_PAUSED))
+		return;
+	if (p != NULL && !p->stuck) {
+		size_t used = strlen(r->hang_peers);
+
+		p->stuck = true;
+		snprintf(r->hang_peers + used, sizeof(r->hang_peers) - used,
+		    "%s%s", used ? ", " : "", p->name);
+	}
+	if (!r->hang) {
+		r->hang = true;
+		snprintf(r->hang_why, sizeof(r->hang_why), "%s", why);
+		run_timeline(r, "watchdog", json_pack("{s:s, s:s, s:s}", "why",
+		    why,
+		    "step", r->step_name ? r->step_name : "", "peer", p != NULL ?
+		    p->name : ""));
+	}
+	event_base_loopbreak(r->base);
+}
+
+static void
+hello_cb(struct peer *p, enum ctl_status st, json_t *h, const char *err,
+    void *arg)
+{
+	struct run *r = arg;
+	uint64_t act;
+
+	p->hello_inflight = false;
+	if (st == CTL_TIMEOUT) {
+		watch_trip(r, p, err);
+		return;
+	}
+	if (st != CTL_OK)
+		return;		/* gone: the reaper says how */
+	p->answered_ms = clock_mono_ms();
+	act = (uint64_t)json_integer_value(json_object_get(h, "activity"));
+	if (act != p->activity) {
+		p->activity = act;
+		r->progress_ms = clock_mono_ms();
+	}
+}
+
+/*
+ * The watchdog timer, every second whatever the step: a "hello" to each
+ * running peer (bounded by WATCH_ANSWER_MS; one in flight at most), and
+ * the stall check: no step ended and no activity (frames, writes, takes)
+ * moved for --stall-s.
+ */
+void
+watch_tick(evutil_socket_t fd, short what, void *arg)
+{
+	struct run *r = arg;
+	uint64_t now = clock_mono_ms();
+
+	(void)fd;
+	(void)what;
+	if (r->hang || r->hang_done)
+		return;
+	if (r->progress_ms == 0)
+		r->progress_ms = now;
+	for (int i = 0; i < r->fleet.npeers; i++) {
+		struct peer *p = r->fleet.peers[i];
+
+		if (p->state != PEER_RUNNING || p->stuck || p->hello_inflight)
+			continue;
+		p->hello_inflight = true;
+		ctl_call(r->base, p, "hello", NULL, WATCH_ANSWER_MS, hello_cb, r);
+	}
+	if (r->opts.stall_s > 0 && now - r->progress_ms >= (uint64_t)
+	    r->opts.stall_s * 1000u) {
+		char why[120];
+
+		snprintf(why, sizeof(why), "no step ended and no activity for "
+		    "%d s", r->opts.stall_s);
+		watch_trip(r, NULL, why);
+	}
+}
+
+/*
+ * Starved or stuck: two reads of /proc 500 ms apart.  A peer whose CPU
+ * time advanced, or that is runnable (R), is starved (alive, short of
+ * CPU); one stopped (T, t) or without CPU progress is stuck.
+ */
+static void
+watch_verdicts(struct run *r)
+{
+	long long t0[FLEET_MAX_PEERS];
+	struct timespec half = { 0, 500 * 1000 * 1000 };
+	char st;
+
+	for (int i = 0; i < r->fleet.npeers; i++) {
+		struct peer *p = r->fleet.peers[i];
+
+		t0[i] = fleet_live(p) ? fleet_proc(p->peerd_pid > 0 ?
+		    p->peerd_pid : p->pid, &st) : -1;
+	}
+	nanosleep(&half, NULL);
+	for (int i = 0; i < r->fleet.npeers; i++) {
+		struct peer *p = r->fleet.peers[i];
+		long long t1;
+
+		if (t0[i] < 0)
+			continue;
+		t1 = fleet_proc(p->peerd_pid > 0 ? p->peerd_pid : p->pid, &st);
+		if (t1 < 0)
+			snprintf(p->verdict, sizeof(p->verdict), "gone");
+		else if (st == 'T' || st == 't')
+			snprintf(p->verdict, sizeof(p->verdict), "stuck (state "
+			    "%c: stopped; no CPU time in 0.5 s)", st);
+		else if (t1 > t0[i])
+			snprintf(p->verdict, sizeof(p->verdict), "starved (state "
+			    "%c; CPU time still advancing: %lld ticks in 0.5 s)",
+			    st, t1 - t0[i]);
+		else if (st == 'R')
+			snprintf(p->verdict, sizeof(p->verdict), "starved (state "
+			    "R: runnable, waiting for a CPU)");
+		else
+			snprintf(p->verdict, sizeof(p->verdict), "stuck (state "
+			    "%c; no CPU time in 0.5 s)", st);
+	}
+}
+
+/*
+ * After a trip, with the loop stopped: tell starved from stuck, capture
+ * every peer into hang/, and end the run with an error naming the peers.
+ */
+void
+watch_capture(struct run *r)
+{
+	char names[900] = "";
+
+	watch_verdicts(r);
+	r->hang_done = true;
+	for (int i = 0; i < r->fleet.npeers; i++) {
+		struct peer *p = r->fleet.peers[i];
+		size_t used = strlen(names);
+
+		if (!p->stuck || p->verdict[0] == '\0')
+			continue;
+		snprintf(names + used, sizeof(names) - used, "%s%s %s",
+		    used ? "; " : "", p->name, p->verdict);
+		run_note(r, "watchdog: %s is %s", p->name, p->verdict);
+	}
+	run_note(r, "watchdog in step %s: %s",
+	    r->step_name ? r->step_name : "?", r->hang_why);
+	debug_capture_hang(r, r->hang_why);
+	r->hang = false;	/* run_fail() may speak again */
+	r->status = RUN_PASS;	/* the watchdog's message replaces any */
+	if (r->hang_peers[0] != '\0')
+		run_fail(r, "watchdog: %s missed a bound in step %s (%s): %s; "
+		    "stacks in %s/hang/", r->hang_peers, r->step_name ?
+		    r->step_name : "?", r->hang_why, names, r->dir);
+	else
+		run_fail(r, "watchdog: %s in step %s; stacks in %s/hang/",
+		    r->hang_why, r->step_name ? r->step_name : "?", r->dir);
+}

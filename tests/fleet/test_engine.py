@@ -1,0 +1,206 @@
+#!/usr/bin/env python3
+"""The engine (docs/scenarios.md "The engine"): the watchdog watches during
+every step — a peer stopped from outside during a write, a `wait visible`
+and a fetch ends the run with exit 2, every peer's stack in hang/ and the
+stopped peer named as stuck — and the history sees every write, waited for
+or not."""
+import json
+import os
+import signal
+import subprocess
+import time
+
+from fleet import run, wait_until
+from test_orchestrate import (ORCH, Tmp, assert_all_gone, latest,
+                              peer_pids, scenario_file)
+
+STALL_S = 5
+STEP_S = 300        # every step's own bound: far beyond the watchdog's
+
+
+def step_started(d, name):
+    path = os.path.join(d, "timeline.ndjson")
+    if not os.path.exists(path):
+        return False
+    with open(path) as fh:
+        for ln in fh:
+            ev = json.loads(ln)
+            if ev.get("event") == "step_start" and ev.get("name") == name:
+                return True
+    return False
+
+
+def stop_during(out, steps, step, victim, peers=3):
+    """Run steps; SIGSTOP peer victim once step has started.  Returns the
+    exit status, stderr, the run directory and the seconds from the stop
+    to the end of the run."""
+    for st in steps:
+        st.setdefault("timeout_s", STEP_S)
+    s = scenario_file(out, "stopped", steps, fleet={"peers": peers})
+    proc = subprocess.Popen([ORCH, s, "--out", out, "-q", "--stall-s",
+                             str(STALL_S)], stderr=subprocess.PIPE)
+    try:
+        d = wait_until(lambda: os.path.realpath(os.path.join(out, "latest"))
+                       if os.path.exists(os.path.join(out, "latest"))
+                       else None, 30, "the run directory")
+        wait_until(lambda: step_started(d, step), 120, "step " + step)
+        pids = peer_pids(d)
+        os.kill(pids[victim], signal.SIGSTOP)
+        t0 = time.monotonic()
+        # Far less than the step's own bound: the watchdog ends it.
+        rc = proc.wait(STEP_S / 3)
+        took = time.monotonic() - t0
+        err = proc.stderr.read().decode()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    return rc, err, d, took, pids
+
+
+def assert_captured(rc, err, d, pids, victim, step):
+    assert rc == 2, err
+    _, rep = latest(os.path.dirname(d))
+    e = rep["error"]
+    assert "watchdog" in e and "p%d" % victim in e, e
+    assert "p%d stuck" % victim in e, e
+    assert step in e, e
+    hang = os.path.join(d, "hang")
+    for k in range(len(pids)):
+        assert os.path.exists(os.path.join(hang, "%d.stack.txt" % k)), k
+    with open(os.path.join(hang, "%d.stack.txt" % victim)) as fh:
+        text = fh.read()
+    assert "stopped" in text and "State:\tT" in text, text[-2000:]
+    with open(os.path.join(hang, "README.txt")) as fh:
+        readme = fh.read()
+    for k in range(len(pids)):
+        assert "p%d " % k in readme, readme
+    assert any("watchdog: p%d is stuck" % victim in n
+               for n in rep.get("notes", [])), rep.get("notes")
+    assert_all_gone(pids)
+
+
+def test_stop_during_a_write_step():
+    with Tmp() as out:
+        steps = [{"action": "start"}, {"action": "wait", "until": "connected"},
+                 {"action": "write", "name": "flood", "peer": 0,
+                  "count": 1000000, "rate": 2000}]
+        rc, err, d, took, pids = stop_during(out, steps, "flood", 0)
+        assert_captured(rc, err, d, pids, 0, "flood")
+
+
+def test_stop_during_a_wait_visible_step():
+    with Tmp() as out:
+        # p2 is cut off, so "visible" cannot hold and the step keeps asking.
+        steps = [{"action": "start"}, {"action": "wait", "until": "connected"},
+                 {"action": "fault", "partition": [[0, 1], [2]]},
+                 {"action": "write", "peer": 0, "count": 5},
+                 {"action": "wait", "name": "seen", "until": "visible"}]
+        rc, err, d, took, pids = stop_during(out, steps, "seen", 1)
+        assert_captured(rc, err, d, pids, 1, "seen")
+
+
+def test_stop_during_a_fetch_step():
+    with Tmp() as out:
+        # The publisher's frames are slowed so the fetch lasts.
+        steps = [{"action": "start"}, {"action": "wait", "until": "connected"},
+                 {"action": "publish", "peer": 0, "mebibytes": 16,
+                  "piece_kib": 256},
+                 {"action": "fault", "peer": 0, "delay_ms": 3000},
+                 {"action": "fetch", "name": "get", "peer": [1, 2]}]
+        rc, err, d, took, pids = stop_during(out, steps, "get", 1)
+        assert_captured(rc, err, d, pids, 1, "get")
+
+
+def test_a_pause_by_the_scenario_is_not_a_hang():
+    with Tmp() as out:
+        # Longer than a hello's bound: a hello in flight at the pause gets
+        # no answer, and that is not the peer's fault.
+        s = scenario_file(out, "paused", [
+            {"action": "start"}, {"action": "wait", "until": "connected"},
+            {"action": "pause", "peer": 1}, {"action": "sleep", "ms": 7000},
+            {"action": "resume", "peer": 1},
+            {"action": "wait", "until": "connected"}], fleet={"peers": 3})
+        p = subprocess.run([ORCH, s, "--out", out, "-q"],
+                           stderr=subprocess.PIPE, timeout=120)
+        assert p.returncode == 0, p.stderr.decode()
+        _, rep = latest(out)
+        assert any("pause p1 (SIGSTOP" in n for n in rep["notes"]), rep
+        assert any("resume p1 (SIGCONT" in n for n in rep["notes"]), rep
+
+
+def history_run(out, steps, checks):
+    s = scenario_file(out, "hist", steps, checks=checks,
+                      fleet={"peers": 3})
+    p = subprocess.run([ORCH, s, "--out", out, "-q"], stderr=subprocess.PIPE,
+                       timeout=240)
+    _, rep = latest(out)
+    return p.returncode, p.stderr.decode(), rep
+
+
+def measure(rep, name):
+    m = rep["measures"].get(name)
+    return None if m is None else m.get("value")
+
+
+def test_unwaited_writes_lost_on_purpose_are_reported_lost():
+    with Tmp() as out:
+        # The writer is cut off, writes without waiting, and is killed
+        # before its entries can spread.
+        steps = [{"action": "start"}, {"action": "wait", "until": "connected"},
+                 {"action": "fault", "partition": [[0], [1, 2]]},
+                 {"action": "write", "peer": 0, "count": 40, "wait": False},
+                 {"action": "sleep", "ms": 1500},
+                 {"action": "kill", "peer": 0}]
+        rc, err, rep = history_run(out, steps, [
+            {"name": "all lost", "metric": "history.lost", "op": "==",
+             "bound": 40}])
+        assert rc == 0, (err, rep.get("checks"))
+        assert measure(rep, "history.writes") == 40, rep["measures"]
+        assert measure(rep, "history.lost") == 40, rep["measures"]
+        # The report's notes list the partition and the kill, with the
+        # time and the step of each.
+        notes = rep["notes"]
+        assert any(", step fault#2: partition [[0],[1,2]]" in n
+                   for n in notes), notes
+        assert any(", step kill#5: kill p0 (SIGKILL" in n
+                   for n in notes), notes
+
+
+def test_unwaited_writes_that_arrive_are_counted_and_none_lost():
+    with Tmp() as out:
+        steps = [{"action": "start"}, {"action": "wait", "until": "connected"},
+                 {"action": "write", "peer": 0, "count": 60, "wait": False},
+                 {"action": "wait", "until": "visible"}]
+        rc, err, rep = history_run(out, steps, [
+            {"name": "nothing lost", "metric": "history.lost", "op": "==",
+             "bound": 0},
+            {"name": "every write seen", "metric": "history.writes",
+             "op": "==", "bound": 60}])
+        assert rc == 0, (err, rep.get("checks"))
+        assert measure(rep, "history.writes") == 60, rep["measures"]
+        assert measure(rep, "history.lost") == 0, rep["measures"]
+
+
+def test_scale_scenario_measures_the_start_and_a_sample_round():
+    with Tmp() as out:
+        p = subprocess.run([ORCH, "scenarios/scale.json", "--set", "peers=20",
+                            "--set", "sample_ms=2500", "--out", out, "-q"],
+                           stderr=subprocess.PIPE, timeout=120)
+        assert p.returncode == 0, p.stderr.decode()
+        _, rep = latest(out)
+        assert measure(rep, "fleet.start_ms") > 0, rep["measures"]
+        assert measure(rep, "engine.sample_round_ms") is not None
+        d = os.path.join(out, "latest")
+        with open(os.path.join(d, "samples.ndjson")) as fh:
+            peers = {json.loads(ln)["peer"] for ln in fh}
+        assert peers == set(range(20)), peers
+
+
+if __name__ == "__main__":
+    run([test_stop_during_a_write_step, test_stop_during_a_wait_visible_step,
+         test_stop_during_a_fetch_step,
+         test_a_pause_by_the_scenario_is_not_a_hang,
+         test_unwaited_writes_lost_on_purpose_are_reported_lost,
+         test_unwaited_writes_that_arrive_are_counted_and_none_lost,
+         test_scale_scenario_measures_the_start_and_a_sample_round])
