@@ -568,18 +568,29 @@ gossip_recv(struct member *from, uint32_t kind, const uint8_t *body,
 	}
 }
 
-void
-gossip_link_up(struct member *m)
+/* A link came up: advertise ourselves and catch up at once; went down. */
+static void
+gossip_link(struct member *m, bool up)
 {
-	send_group_ad(m);
-	send_digest(m);		/* catch up at once */
-}
-
-void
-gossip_link_down(struct member *m)
-{
+	if (up) {
+		send_group_ad(m);
+		send_digest(m);
+		return;
+	}
 	m->ae_asked_ms = 0;
 	m->ae_answered_ms = 0;
+}
+
+/* The link-layer handler for every gossip kind. */
+static int
+gossip_frame(struct member *from, const struct frame *f, const char **why)
+{
+	if (gossip_recv(from, f->kind, f->body, f->body_len) == -1) {
+		pd_count(bad_body);
+		*why = "malformed frame body";
+		return -1;
+	}
+	return 0;
 }
 
 void
@@ -606,6 +617,14 @@ gossip_init(void)
 	batch_n = 0;
 	flush_ev = event_new(pd->base, -1, 0, gossip_flush, NULL);
 	last_ae_ms = clock_mono_ms();
+	link_register(FRAME_PING, gossip_frame);
+	link_register(FRAME_PING_REQ, gossip_frame);
+	link_register(FRAME_ACK, gossip_frame);
+	link_register(FRAME_GROUP_AD, gossip_frame);
+	link_register(FRAME_RUMOR, gossip_frame);
+	link_register(FRAME_DIGEST, gossip_frame);
+	link_register(FRAME_PULL_RESP, gossip_frame);
+	link_observe(gossip_link);
 }
 
 void

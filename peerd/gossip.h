@@ -22,6 +22,7 @@ struct dcbor_buf;
 #define GOSSIP_SEEN		4096
 #define GOSSIP_PULL_MAX		(4u << 20)	/* bytes of records a reply */
 
+/* Reset, and register the gossip kinds and a link observer with link.c. */
 void	gossip_init(void);
 void	gossip_free(void);
 /* Dispatch a post-handshake frame body. 0, or -1 if it is malformed. */
@@ -29,8 +30,6 @@ int	gossip_recv(struct member *from, uint32_t kind, const uint8_t *body,
 	    size_t len);
 /* Queue one encoded record for the next rumor batch. */
 void	gossip_queue(const uint8_t *rec, size_t len);
-void	gossip_link_up(struct member *m);
-void	gossip_link_down(struct member *m);
 /* Called every tick: anti-entropy when the period has passed. */
 void	gossip_tick(void);
 
