@@ -39,7 +39,7 @@
 #define PEERS_MAX	1024
 #define TIME_S_MAX	604800.0	/* a week */
 #define TIME_MS_MAX	604800000ll
-#define MSG_MAX		640
+#define MSG_MAX		1024
 
 struct at {
 	const struct at	*up;
@@ -126,8 +126,13 @@ static const struct knob {
 	{ "tick-ms", 10, 3600000 },
 	{ "silence-ms", 100, 86400000 },
 	{ "ping-timeout-ms", 10, 3600000 },
-	{ "fanout", 1, 1024 },
 	{ "hops", 1, 64 },
+	{ "active", 1, 64 },
+	{ "passive", 1, 1024 },
+	{ "shuffle-ms", 100, 3600000 },
+	{ "lazy-ms", 1, 60000 },
+	{ "batch-ms", 0, 10000 },
+	{ "graft-ms", 10, 60000 },
 	{ "max-age-s", 1, 86400 },
 	{ "max-future-s", 1, 86400 },
 	{ "rate-burst", 1, 4294967295ll },

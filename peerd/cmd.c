@@ -11,6 +11,7 @@
 #include "cmd.h"
 #include "control.h"
 #include "fault.h"
+#include "gossip.h"
 #include "link.h"
 #include "load.h"
 #include "manifest.h"
@@ -421,8 +422,8 @@ cmd_peers(struct ctl_req *req, struct ctl_client *c, json_t *args)
 {
 	(void)c;
 	(void)args;
-	ctl_ok(req, json_pack("{s:o, s:o}", "members", member_list_json(),
-	    "links", link_list_json()));
+	ctl_ok(req, json_pack("{s:o, s:o, s:o}", "members", member_list_json(),
+	    "links", link_list_json(), "view", view_json()));
 }
 
 static void
@@ -555,8 +556,16 @@ cmd_takes(struct ctl_req *req, struct ctl_client *c, json_t *args)
 static void
 cmd_metrics(struct ctl_req *req, struct ctl_client *c, json_t *args)
 {
+	json_t *j = stats_json(), *g = json_object_get(j, "gauges");
+
 	(void)c;
-	ctl_ok(req, stats_json());
+	json_object_set_new(g, "view.active",
+	    json_integer((json_int_t)view_active_count()));
+	json_object_set_new(g, "view.passive",
+	    json_integer((json_int_t)view_passive_count()));
+	json_object_set_new(g, "push.tree_degree",
+	    json_integer((json_int_t)gossip_tree_degree()));
+	ctl_ok(req, j);
 	if (cmd_bool(args, "reset", false))
 		stats_reset();
 }

@@ -22,8 +22,13 @@ conf_defaults(struct peerd_conf *c)
 	c->tick_ms = 250;
 	c->silence_ms = 30000;
 	c->ping_timeout_ms = 2000;
-	c->fanout = 3;
-	c->hops = 6;
+	c->hops = 32;
+	c->active = 5;
+	c->passive = 30;
+	c->shuffle_ms = 10000;
+	c->lazy_ms = 250;
+	c->batch_ms = 0;
+	c->graft_ms = 500;
 	c->max_age_s = 300;
 	c->max_future_s = 600;
 	c->rate_burst = 50000;

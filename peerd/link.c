@@ -214,6 +214,24 @@ link_reap(evutil_socket_t fd, short ev, void *arg)
 	}
 }
 
+/* Write what the socket takes of l's output now (it does not block). */
+static void
+link_write_now(struct link *l)
+{
+	struct evbuffer *out = bufferevent_get_output(l->bev);
+
+	evbuffer_unfreeze(out, 1);
+	evbuffer_write(out, bufferevent_getfd(l->bev));
+}
+
+void
+link_close_flush(struct link *l, const char *why)
+{
+	if (l->state == LINK_UP)
+		link_write_now(l);
+	link_close(l, why);
+}
+
 void
 link_close(struct link *l, const char *why)
 {
@@ -1045,10 +1063,7 @@ link_shutdown(void)
 	TAILQ_FOREACH(l, &links, entry)
 		if (l->state == LINK_UP) {
 			link_send(l, FRAME_BYE, (const uint8_t *)"\xf6", 1);
-			struct evbuffer *out = bufferevent_get_output(l->bev);
-
-			evbuffer_unfreeze(out, 1);
-			evbuffer_write(out, bufferevent_getfd(l->bev));
+			link_write_now(l);
 		}
 	TAILQ_FOREACH(l, &links, entry)
 		if (l->state != LINK_DEAD)

@@ -111,6 +111,8 @@ int		 link_send_member_data(struct member *m, uint32_t kind,
 		    const struct link_payload *pl);
 /* Close a link (it is freed later, never inside its own callback). */
 void		 link_close(struct link *l, const char *why);
+/* link_close after writing what the socket takes of the queued frames. */
+void		 link_close_flush(struct link *l, const char *why);
 /* Bytes queued to send to m (SIZE_MAX without an UP link): backpressure. */
 size_t		 link_outq(const struct member *m);
 /* Links as JSON (for "peers" and "dump"). */

@@ -43,7 +43,8 @@ static struct event	*ev_sigterm, *ev_sigint, *ev_sigusr1, *ev_tick;
 
 enum {
 	OPT_SETTLE = 256, OPT_TAKE_RETRY, OPT_TAKE_LEASE, OPT_GOSSIP, OPT_TICK,
-	OPT_SILENCE, OPT_PING_TIMEOUT, OPT_FANOUT, OPT_HOPS, OPT_MAX_AGE,
+	OPT_SILENCE, OPT_PING_TIMEOUT, OPT_HOPS, OPT_ACTIVE, OPT_PASSIVE,
+	OPT_SHUFFLE, OPT_LAZY, OPT_BATCH, OPT_GRAFT, OPT_MAX_AGE,
 	OPT_MAX_FUTURE, OPT_RATE_BURST, OPT_RATE, OPT_STRIKES, OPT_QUARANTINE,
 	OPT_MAX_LINKS, OPT_MAX_CLIENTS, OPT_MAX_FRAME, OPT_MAX_LINE,
 	OPT_MAX_ENTRIES, OPT_TRACE_EVENTS, OPT_LOG_LEVEL, OPT_LOG_FILE,
@@ -69,8 +70,13 @@ static const struct option longopts[] = {
 	{ "tick-ms", required_argument, NULL, OPT_TICK },
 	{ "silence-ms", required_argument, NULL, OPT_SILENCE },
 	{ "ping-timeout-ms", required_argument, NULL, OPT_PING_TIMEOUT },
-	{ "fanout", required_argument, NULL, OPT_FANOUT },
 	{ "hops", required_argument, NULL, OPT_HOPS },
+	{ "active", required_argument, NULL, OPT_ACTIVE },
+	{ "passive", required_argument, NULL, OPT_PASSIVE },
+	{ "shuffle-ms", required_argument, NULL, OPT_SHUFFLE },
+	{ "lazy-ms", required_argument, NULL, OPT_LAZY },
+	{ "batch-ms", required_argument, NULL, OPT_BATCH },
+	{ "graft-ms", required_argument, NULL, OPT_GRAFT },
 	{ "max-age-s", required_argument, NULL, OPT_MAX_AGE },
 	{ "max-future-s", required_argument, NULL, OPT_MAX_FUTURE },
 	{ "rate-burst", required_argument, NULL, OPT_RATE_BURST },
@@ -112,7 +118,10 @@ usage(FILE *fp)
 "timing (REFERENCE.md defaults):\n"
 "  --settle-ms N (200)  --take-retry-ms N (20)  --take-lease-ms N (30000)\n"
 "  --gossip-ms N (1000)  --tick-ms N (250)  --silence-ms N (30000)\n"
-"  --ping-timeout-ms N (2000)  --fanout N (3)  --hops N (6)\n"
+"  --ping-timeout-ms N (2000)  --hops N (32)\n"
+"membership and broadcast (docs/protocol.md sections 4 and 7):\n"
+"  --active N (5)  --passive N (30)  --shuffle-ms N (10000)\n"
+"  --lazy-ms N (250)  --batch-ms N (0)  --graft-ms N (500)\n"
 "receiver checks:\n"
 "  --max-age-s N (300)  --max-future-s N (600)  --rate-burst N (50000)\n"
 "  --rate N (10000 frames/s)  --strikes N (16)  --quarantine-s N (600)\n"
@@ -172,8 +181,13 @@ conf_parse(struct peerd_conf *c, int argc, char **argv)
 		case OPT_TICK: c->tick_ms = opt_u32(nm, optarg, 10, 3600000); break;
 		case OPT_SILENCE: c->silence_ms = opt_u32(nm, optarg, 100, 86400000); break;
 		case OPT_PING_TIMEOUT: c->ping_timeout_ms = opt_u32(nm, optarg, 10, 3600000); break;
-		case OPT_FANOUT: c->fanout = opt_u32(nm, optarg, 1, 1024); break;
 		case OPT_HOPS: c->hops = opt_u32(nm, optarg, 1, 64); break;
+		case OPT_ACTIVE: c->active = opt_u32(nm, optarg, 1, 64); break;
+		case OPT_PASSIVE: c->passive = opt_u32(nm, optarg, 1, 1024); break;
+		case OPT_SHUFFLE: c->shuffle_ms = opt_u32(nm, optarg, 100, 3600000); break;
+		case OPT_LAZY: c->lazy_ms = opt_u32(nm, optarg, 1, 60000); break;
+		case OPT_BATCH: c->batch_ms = opt_u32(nm, optarg, 0, 10000); break;
+		case OPT_GRAFT: c->graft_ms = opt_u32(nm, optarg, 10, 60000); break;
 		case OPT_MAX_AGE: c->max_age_s = opt_u32(nm, optarg, 1, 86400); break;
 		case OPT_MAX_FUTURE: c->max_future_s = opt_u32(nm, optarg, 1, 86400); break;
 		case OPT_RATE_BURST: c->rate_burst = opt_u32(nm, optarg, 1, UINT32_MAX); break;
@@ -319,6 +333,7 @@ main(int argc, char **argv)
 	if (link_init(pd->conf.listen, pd->listen_addr,
 	    sizeof(pd->listen_addr)) == -1)
 		fatalx("cannot listen on %s", pd->conf.listen);
+	view_init();
 	ev_tick = event_new(pd->base, -1, EV_PERSIST, tick_cb, NULL);
 	tv.tv_sec = pd->conf.tick_ms / 1000;
 	tv.tv_usec = (suseconds_t)(pd->conf.tick_ms % 1000) * 1000;

@@ -41,8 +41,11 @@ member_init(void)
 void
 member_free_all(void)
 {
-	for (size_t i = 0; i < nmembers; i++)
+	for (size_t i = 0; i < nmembers; i++) {
+		dcbor_buf_free(&members[i]->pt_out);
+		free(members[i]->pt_ihave);
 		free(members[i]);
+	}
 	free(members);
 	members = NULL;
 	nmembers = 0;
@@ -83,6 +86,7 @@ member_get(const uint8_t id[IDENTITY_ID_LEN], const char *name,
 		m->state = MEMBER_ALIVE;
 		m->tokens = pd->conf.rate_burst;
 		m->tokens_ms = clock_mono_ms();
+		dcbor_buf_init(&m->pt_out);
 		members = xreallocarray(members, nmembers + 1,
 		    sizeof(*members));
 		members[nmembers++] = m;

@@ -14,6 +14,7 @@
 
 #include <jansson.h>
 
+#include "dcbor.h"
 #include "hlc.h"
 #include "identity.h"
 #include "metrics.h"
@@ -53,6 +54,18 @@ struct member {
 	/* anti-entropy: when we sent it our digest / answered its digest */
 	uint64_t		 ae_asked_ms;
 	uint64_t		 ae_answered_ms;
+	/* the view (view.c) */
+	bool			 view_disc;	/* closed by DISCONNECT */
+	bool			 view_joined;	/* sent its JOIN on this link */
+	uint64_t		 view_shuffle_ms; /* its SHUFFLE last answered */
+	/* broadcast (gossip.c, Plumtree) */
+	bool			 pt_lazy;	/* IHAVE only, not records */
+	struct dcbor_buf	 pt_out;	/* rumors queued for it */
+	uint32_t		 pt_nout;
+	uint64_t		 pt_due_ms;	/* pt_out leaves then */
+	uint64_t		 pt_last_ms;	/* last rumor frame to it */
+	uint64_t		*pt_ihave;	/* ids queued for its IHAVE */
+	uint32_t		 pt_nihave;
 };
 
 void		 member_init(void);

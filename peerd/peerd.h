@@ -49,8 +49,15 @@ struct peerd_conf {
 	uint32_t	 tick_ms;
 	uint32_t	 silence_ms;
 	uint32_t	 ping_timeout_ms;
-	uint32_t	 fanout;
-	uint32_t	 hops;
+	uint32_t	 hops;		/* a rumor's hop budget */
+
+	/* membership (view.c) and broadcast (gossip.c) */
+	uint32_t	 active;	/* active view: links kept */
+	uint32_t	 passive;	/* passive view: addresses kept */
+	uint32_t	 shuffle_ms;
+	uint32_t	 lazy_ms;	/* IHAVE batches leave this often */
+	uint32_t	 batch_ms;	/* rumors to one link: one frame per */
+	uint32_t	 graft_ms;	/* an IHAVE'd id missing: GRAFT after */
 
 	/* receiver checks */
 	uint32_t	 max_age_s;

@@ -160,6 +160,24 @@ view_add_seed(const char *hostport)
 	return -1;
 }
 
+size_t
+view_active_count(void)
+{
+	return 1;
+}
+
+size_t
+view_passive_count(void)
+{
+	return 0;
+}
+
+json_t *
+view_json(void)
+{
+	return json_object();
+}
+
 json_t *
 link_list_json(void)
 {

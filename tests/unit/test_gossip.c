@@ -1,8 +1,10 @@
 /*
- * test_gossip.c: frame bodies after the handshake, through gossip_recv,
+ * test_gossip.c: membership bodies after the handshake, through view_recv,
  * with a daemon state but no sockets (members have no link, so nothing is
  * sent).  What a peer receives must be refused or bounded, never trusted
- * to size the receiver's tables.
+ * to size the receiver's tables: an advertisement feeds the passive view
+ * (bounded by --passive, a quarter of it per sender) and never the member
+ * table, which only a handshake grows.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -22,6 +24,7 @@
 #include "replica.h"
 #include "stats.h"
 #include "trace.h"
+#include "view.h"
 
 /* What peerd/main.c defines for the other modules. */
 struct peerd		*pd;
@@ -52,8 +55,10 @@ setup(void)
 	pd->conf.name = "t";
 	pd->conf.group = "fleet";
 	pd->conf.gossip_ms = 1000;
-	pd->conf.fanout = 3;
 	pd->conf.hops = 6;
+	pd->conf.active = 5;
+	pd->conf.passive = 30;
+	pd->conf.shuffle_ms = 1000;
 	pd->conf.rate_burst = 100;
 	pd->conf.max_links = 8;
 	pd->conf.max_frame = 8u << 20;
@@ -68,6 +73,7 @@ setup(void)
 	stats_init();
 	member_init();
 	replica_init();
+	view_init();
 	memset(id, 0xee, sizeof(id));
 	from = member_get(id, "sender", "127.0.0.1:1");
 }
@@ -75,6 +81,7 @@ setup(void)
 static void
 teardown(void)
 {
+	view_free();
 	replica_free();
 	member_free_all();
 	trace_free();
@@ -99,7 +106,13 @@ group_ad(struct dcbor_buf *b, size_t n)
 		dcbor_put_cstr(b, "id");
 		dcbor_put_bytes(b, id, sizeof(id));
 		dcbor_put_cstr(b, "addr");
-		dcbor_put_cstr(b, "127.0.0.1:9");
+		{
+			char addr[32];
+
+			snprintf(addr, sizeof(addr), "127.0.0.1:%zu",
+			    1000 + i);
+			dcbor_put_cstr(b, addr);
+		}
 		dcbor_put_cstr(b, "name");
 		dcbor_put_cstr(b, "made-up");
 	}
@@ -108,16 +121,19 @@ group_ad(struct dcbor_buf *b, size_t n)
 START_TEST(group_ad_bounded)
 {
 	struct dcbor_buf b;
+	uint64_t refused;
 
 	dcbor_buf_init(&b);
 	group_ad(&b, 1000);
-	ck_assert_int_eq(gossip_recv(from, FRAME_GROUP_AD, b.data, b.len), 0);
-	ck_assert_uint_eq(member_count(), pd->conf.max_links);
-	ck_assert_uint_eq(pd_metrics.limits_hit[METRICS_LIMIT_LINKS],
-	    1000 - (pd->conf.max_links - 1));
-	/* Known members are still refreshed, not counted again. */
-	ck_assert_int_eq(gossip_recv(from, FRAME_GROUP_AD, b.data, b.len), 0);
-	ck_assert_uint_eq(member_count(), pd->conf.max_links);
+	ck_assert_int_eq(view_recv(from, FRAME_GROUP_AD, b.data, b.len), 0);
+	/* No member from an advertisement; one sender fills a quarter. */
+	ck_assert_uint_eq(member_count(), 1);
+	ck_assert_uint_eq(view_passive_count(), pd->conf.passive / 4);
+	refused = pd_metrics.view_refused;
+	ck_assert_uint_eq(refused, 1000 - pd->conf.passive / 4);
+	/* The same again adds nothing. */
+	ck_assert_int_eq(view_recv(from, FRAME_GROUP_AD, b.data, b.len), 0);
+	ck_assert_uint_eq(view_passive_count(), pd->conf.passive / 4);
 	dcbor_buf_free(&b);
 }
 END_TEST
@@ -128,11 +144,12 @@ START_TEST(group_ad_small_fits)
 
 	dcbor_buf_init(&b);
 	group_ad(&b, 3);
-	ck_assert_int_eq(gossip_recv(from, FRAME_GROUP_AD, b.data, b.len), 0);
-	ck_assert_uint_eq(member_count(), 4);
-	ck_assert_uint_eq(pd_metrics.limits_hit[METRICS_LIMIT_LINKS], 0);
+	ck_assert_int_eq(view_recv(from, FRAME_GROUP_AD, b.data, b.len), 0);
+	ck_assert_uint_eq(view_passive_count(), 3);
+	ck_assert_uint_eq(member_count(), 1);
+	ck_assert_uint_eq(pd_metrics.view_refused, 0);
 	/* A truncated advertisement is malformed. */
-	ck_assert_int_eq(gossip_recv(from, FRAME_GROUP_AD, b.data, b.len - 1),
+	ck_assert_int_eq(view_recv(from, FRAME_GROUP_AD, b.data, b.len - 1),
 	    -1);
 	dcbor_buf_free(&b);
 }
