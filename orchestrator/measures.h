@@ -14,6 +14,9 @@
 	X("gossip.write_to_visible", 1)			\
 	X("gossip.frames_per_write", 0)			\
 	X("gossip.rumor_frames_per_write", 0)		\
+	X("push.eager_edges", 0)			\
+	X("push.grafts", 0)				\
+	X("push.redundant_copies", 0)			\
 	X("control.rtt", 1)				\
 	X("history.writes", 0)				\
 	X("history.takes", 0)				\

@@ -361,7 +361,6 @@ send_prune(struct member *m)
 {
 	static const uint8_t empty_map = 0xa0;
 
-	m->pt_lazy = true;
 	if (link_send_member(m, FRAME_PRUNE, &empty_map, 1) == 0)
 		pd_count(push_prunes_sent);
 }
@@ -440,8 +439,7 @@ pt_graft_cb(evutil_socket_t fd, short ev, void *arg)
 			missing_del(x);	/* nobody left: anti-entropy */
 			continue;
 		}
-		/* The edge to m turns eager: the tree mends itself there. */
-		m->pt_lazy = false;
+		/* m pushes to us eagerly from now on: the tree mends. */
 		send_ids(m, FRAME_GRAFT, &x->rid, 1);
 		pd_count(push_grafts_sent);
 		x->due_ms = now + pd->conf.graft_ms;
@@ -539,6 +537,7 @@ recv_one_rumor(struct member *from, struct dcbor_rd *rd, bool *dup)
 		return 0;
 	}
 	seen_add(rid);
+	from->pt_first_ms = clock_mono_ms();
 	if ((x = missing_find(rid)) != NULL)
 		missing_del(x);
 	dcbor_rd_init(&ird, items, items_len);
@@ -555,8 +554,11 @@ recv_one_rumor(struct member *from, struct dcbor_rd *rd, bool *dup)
 
 /*
  * A RUMOR body is one rumor map or an array of them (a batch for one
- * link).  A duplicate prunes the edge it came by: the sender gets PRUNE
- * and becomes lazy here.
+ * link).  Edges are directed: a duplicate from a sender that has not
+ * delivered anything first for 4 x --graft-ms answers PRUNE, and the
+ * sender pushes only ids to us from then on.  Keeping the edges that are
+ * still first for some writer stops concurrent prunes (many writers, slow
+ * links) from cutting every path into a peer at once.
  */
 static int
 recv_rumor(struct member *from, const uint8_t *body, size_t len)
@@ -583,8 +585,8 @@ recv_rumor(struct member *from, const uint8_t *body, size_t len)
 			return -1;
 	if (dcbor_left(&rd) != 0)
 		return -1;
-	/* Even a lazy edge: the sender still thinks it is eager. */
-	if (dup)
+	if (dup && clock_mono_ms() - from->pt_first_ms >
+	    4u * (uint64_t)pd->conf.graft_ms)
 		send_prune(from);
 	return 0;
 }
@@ -904,6 +906,7 @@ gossip_link(struct member *m, bool up)
 	if (up) {
 		m->pt_lazy = false;	/* a new edge starts eager */
 		m->pt_last_ms = 0;
+		m->pt_first_ms = clock_mono_ms();
 		send_digest(m);
 		return;
 	}

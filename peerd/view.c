@@ -23,7 +23,7 @@
 #include "view.h"
 #include "xmalloc.h"
 
-enum dial_why { DIAL_JOIN, DIAL_NEIGHBOR, DIAL_FORWARD };
+enum dial_why { DIAL_JOIN, DIAL_NEIGHBOR, DIAL_FORWARD, DIAL_SWAP };
 
 struct vaddr {				/* a passive-view entry */
 	uint8_t		 id[IDENTITY_ID_LEN];
@@ -438,26 +438,34 @@ dial_take(const char *addr)
 	return -1;
 }
 
+/* A random passive entry that may be dialed now, or NULL. */
+static struct vaddr *
+passive_pick(uint64_t now)
+{
+	struct vaddr *pick = NULL;
+	uint32_t seen = 0;
+
+	for (size_t i = 0; i < npassive; i++) {
+		struct vaddr *v = &passive[i];
+
+		if (v->next_ms > now || addr_busy(v->addr))
+			continue;
+		if (rnd(++seen) == 0)
+			pick = v;
+	}
+	return pick;
+}
+
 /* Dial passive entries until the active view (with dials) is full. */
 static void
 view_fill(void)
 {
 	uint64_t now = clock_mono_ms();
 	size_t active = view_active_count();
+	struct vaddr *pick;
 
 	while (active + ndials < pd->conf.active && ndials < VIEW_DIALS) {
-		struct vaddr *pick = NULL;
-		uint32_t seen = 0;
-
-		for (size_t i = 0; i < npassive; i++) {
-			struct vaddr *v = &passive[i];
-
-			if (v->next_ms > now || addr_busy(v->addr))
-				continue;
-			if (rnd(++seen) == 0)
-				pick = v;
-		}
-		if (pick == NULL)
+		if ((pick = passive_pick(now)) == NULL)
 			return;
 		pick->next_ms = now + VIEW_BACKOFF_MIN_MS;
 		dial(pick->addr, DIAL_NEIGHBOR);
@@ -466,11 +474,29 @@ view_fill(void)
 	}
 }
 
+/*
+ * Once a shuffle period with a full view: link one passive peer and, once
+ * it is up, drop a random other link.  The overlay keeps mixing, so two
+ * halves whose views filled up apart (a partition) join again.
+ */
+static void
+view_swap(void)
+{
+	struct vaddr *pick;
+
+	if (ndials > 0 || view_active_count() < pd->conf.active ||
+	    (pick = passive_pick(clock_mono_ms())) == NULL)
+		return;
+	pick->next_ms = clock_mono_ms() + VIEW_BACKOFF_MIN_MS;
+	dial(pick->addr, DIAL_SWAP);
+}
+
 /* ---- the link observer -------------------------------------------------- */
 
 static void
 view_link(struct member *m, bool up)
 {
+	struct member *o;
 	struct vaddr *v;
 	int why;
 
@@ -505,16 +531,18 @@ view_link(struct member *m, bool up)
 		send_neighbor(m, view_active_count() == 1);
 	else if (why == DIAL_FORWARD)
 		send_neighbor(m, true);
+	else if (why == DIAL_SWAP) {
+		send_neighbor(m, false);
+		if (view_active_count() > pd->conf.active &&
+		    (o = active_pick(m, NULL)) != NULL)
+			view_drop(o, "swapped for a passive peer");
+	}
 	joined = true;
 	send_group_ad(m);
 	/* Never more than the margin over --active, whoever dialed. */
-	while (view_active_count() > pd->conf.active + VIEW_MARGIN) {
-		struct member *o = active_pick(m, NULL);
-
-		if (o == NULL)
-			break;
+	while (view_active_count() > pd->conf.active + VIEW_MARGIN &&
+	    (o = active_pick(m, NULL)) != NULL)
 		view_drop(o, "active view over its bound");
-	}
 }
 
 /* ---- receiving ---------------------------------------------------------- */
@@ -837,6 +865,7 @@ view_tick(void)
 		last_shuffle_ms = now;
 		if ((m = active_pick(NULL, NULL)) != NULL)
 			send_shuffle(m, false);
+		view_swap();
 	}
 	if (dirty && now - last_save_ms >= 1000) {
 		last_save_ms = now;
