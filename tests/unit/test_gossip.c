@@ -18,6 +18,7 @@
 #include "frame.h"
 #include "gossip.h"
 #include "identity.h"
+#include "link.h"
 #include "log.h"
 #include "member.h"
 #include "peerd.h"
@@ -73,6 +74,8 @@ setup(void)
 	stats_init();
 	member_init();
 	replica_init();
+	ck_assert_int_eq(link_init("127.0.0.1:0", pd->listen_addr,
+	    sizeof(pd->listen_addr)), 0);
 	view_init();
 	memset(id, 0xee, sizeof(id));
 	from = member_get(id, "sender", "127.0.0.1:1");
@@ -82,6 +85,7 @@ static void
 teardown(void)
 {
 	view_free();
+	link_shutdown();
 	replica_free();
 	member_free_all();
 	trace_free();
@@ -155,6 +159,98 @@ START_TEST(group_ad_small_fits)
 }
 END_TEST
 
+/* A peer entry {id, addr, name} numbered k. */
+static void
+peer_entry(struct dcbor_buf *b, size_t k)
+{
+	uint8_t id[IDENTITY_ID_LEN];
+	char addr[32];
+
+	memset(id, 0, sizeof(id));
+	memcpy(id, &k, sizeof(k));
+	id[31] = 0x77;
+	snprintf(addr, sizeof(addr), "127.0.0.1:%zu", 20000 + k % 40000);
+	dcbor_put_map(b, 3);
+	dcbor_put_cstr(b, "id");
+	dcbor_put_bytes(b, id, sizeof(id));
+	dcbor_put_cstr(b, "addr");
+	dcbor_put_cstr(b, addr);
+	dcbor_put_cstr(b, "name");
+	dcbor_put_cstr(b, "made-up");
+}
+
+START_TEST(shuffle_flood_bounded)
+{
+	struct dcbor_buf b;
+
+	for (size_t f = 0; f < 1000; f++) {
+		dcbor_buf_init(&b);
+		dcbor_put_map(&b, 2);
+		dcbor_put_cstr(&b, "peers");
+		dcbor_put_array(&b, 8);
+		for (size_t k = 0; k < 8; k++)
+			peer_entry(&b, f * 8 + k);
+		dcbor_put_cstr(&b, "reply");
+		dcbor_put_bool(&b, (f & 1) != 0);
+		ck_assert_int_eq(view_recv(from, FRAME_SHUFFLE, b.data, b.len),
+		    0);
+		dcbor_buf_free(&b);
+	}
+	ck_assert_uint_eq(pd_metrics.view_shuffle_received, 1000);
+	ck_assert_uint_le(view_passive_count(), pd->conf.passive / 4);
+	ck_assert_uint_eq(member_count(), 1);
+}
+END_TEST
+
+START_TEST(forward_join_flood_bounded)
+{
+	struct dcbor_buf b;
+
+	pd->conf.max_links = 64;
+	for (size_t f = 0; f < 1000; f++) {
+		dcbor_buf_init(&b);
+		dcbor_put_map(&b, 2);
+		dcbor_put_cstr(&b, "ttl");
+		dcbor_put_uint(&b, f % 3 == 0 ? 0 : 1000000);
+		dcbor_put_cstr(&b, "peer");
+		peer_entry(&b, f);
+		ck_assert_int_eq(view_recv(from, FRAME_FORWARD_JOIN, b.data,
+		    b.len), 0);
+		dcbor_buf_free(&b);
+	}
+	/* Dials (to ports nobody listens on) and addresses stay bounded. */
+	ck_assert_uint_le(view_dials_count(), VIEW_DIALS);
+	ck_assert_uint_le(link_count(), VIEW_DIALS);
+	ck_assert_uint_le(view_passive_count(), pd->conf.passive / 4);
+	ck_assert_uint_eq(member_count(), 1);
+	/* A truncated one is malformed. */
+	dcbor_buf_init(&b);
+	dcbor_put_map(&b, 2);
+	dcbor_put_cstr(&b, "ttl");
+	dcbor_put_uint(&b, 1);
+	ck_assert_int_eq(view_recv(from, FRAME_FORWARD_JOIN, b.data, b.len),
+	    -1);
+	dcbor_buf_free(&b);
+}
+END_TEST
+
+START_TEST(join_flood_counted_once)
+{
+	for (int f = 0; f < 1000; f++)
+		ck_assert_int_eq(view_recv(from, FRAME_JOIN,
+		    (const uint8_t *)"\xa0", 1), 0);
+	ck_assert_uint_eq(pd_metrics.view_join_received, 1);
+	ck_assert_uint_eq(pd_metrics.view_refused, 999);
+	/* JOIN and DISCONNECT take an empty map and nothing else. */
+	ck_assert_int_eq(view_recv(from, FRAME_JOIN, (const uint8_t *)"\xf6",
+	    1), -1);
+	ck_assert_int_eq(view_recv(from, FRAME_DISCONNECT,
+	    (const uint8_t *)"\xa0\x00", 2), -1);
+	ck_assert_int_eq(view_recv(from, FRAME_NEIGHBOR,
+	    (const uint8_t *)"\xa0", 1), -1);
+}
+END_TEST
+
 static Suite *
 gossip_suite(void)
 {
@@ -164,6 +260,9 @@ gossip_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, group_ad_bounded);
 	tcase_add_test(tc, group_ad_small_fits);
+	tcase_add_test(tc, shuffle_flood_bounded);
+	tcase_add_test(tc, forward_join_flood_bounded);
+	tcase_add_test(tc, join_flood_counted_once);
 	suite_add_tcase(s, tc);
 	return s;
 }
