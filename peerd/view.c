@@ -47,6 +47,11 @@ struct seed {
 	uint64_t	 next_ms;
 };
 
+static struct {				/* forgotten addresses, for a while */
+	char		 addr[64];
+	uint64_t	 until_ms;
+} forgotten[VIEW_FORGOTTEN];
+static size_t		 forgotten_next;
 static struct vaddr	*passive;
 static size_t		 npassive;
 static struct vdial	 dials[VIEW_DIALS];
@@ -160,6 +165,13 @@ passive_learn(const uint8_t *id, const char *addr, const char *name,
 	    strcmp(addr, pd->listen_addr) == 0 ||
 	    (id != NULL && memcmp(id, pd->ident.id, IDENTITY_ID_LEN) == 0))
 		return;
+	/* Forgotten after failing: not learnt again for a while. */
+	for (size_t i = 0; i < VIEW_FORGOTTEN; i++)
+		if (forgotten[i].until_ms > clock_mono_ms() &&
+		    strcmp(forgotten[i].addr, addr) == 0) {
+			pd_count(view_refused);
+			return;
+		}
 	if ((v = passive_find(addr)) != NULL) {
 		if (id != NULL && !v->have_id) {
 			memcpy(v->id, id, IDENTITY_ID_LEN);
@@ -418,6 +430,11 @@ dial_failed(size_t i)
 			trace_add("view", "forgot %s after %u failed dials",
 			    v->addr, v->fails);
 			pd_count(view_forgotten);
+			snprintf(forgotten[forgotten_next].addr,
+			    sizeof(forgotten[0].addr), "%s", v->addr);
+			forgotten[forgotten_next].until_ms = now +
+			    VIEW_FORGET_MS;
+			forgotten_next = (forgotten_next + 1) % VIEW_FORGOTTEN;
 			passive_del(v);
 		}
 	}
@@ -902,6 +919,8 @@ view_init(void)
 	ndials = 0;
 	joined = false;
 	dirty = false;
+	memset(forgotten, 0, sizeof(forgotten));
+	forgotten_next = 0;
 	last_shuffle_ms = last_save_ms = clock_mono_ms();
 	if (pd->conf.dir != NULL)
 		passive_load();

@@ -20,7 +20,8 @@
  * VIEW_FRAME_ADDS addresses, one sender owns at most a quarter of the
  * passive view, dials in flight are at most VIEW_DIALS, and an address
  * whose dials fail is backed off exponentially and forgotten after
- * VIEW_FAILS_MAX failures in a row.
+ * VIEW_FAILS_MAX failures in a row (and not learnt again for
+ * VIEW_FORGET_MS, whoever advertises it).
  */
 #ifndef VIEW_H
 #define VIEW_H
@@ -38,6 +39,8 @@
 #define VIEW_FRAME_ADDS		16	/* addresses one frame can add */
 #define VIEW_SHUFFLE_LEN	8	/* addresses a SHUFFLE carries */
 #define VIEW_FAILS_MAX		6	/* failed dials in a row, then forgotten */
+#define VIEW_FORGOTTEN		64	/* forgotten addresses remembered */
+#define VIEW_FORGET_MS		60000	/* and refused for this long */
 #define VIEW_BACKOFF_MIN_MS	200
 #define VIEW_BACKOFF_MAX_MS	30000
 

@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <check.h>
 #include <event2/event.h>
@@ -251,6 +252,53 @@ START_TEST(join_flood_counted_once)
 }
 END_TEST
 
+/*
+ * An advertised address that refuses connections is dialed with backoff,
+ * forgotten after VIEW_FAILS_MAX failures, and not learnt again.
+ */
+START_TEST(refusing_address_backed_off_and_forgotten)
+{
+	struct timespec ts = { 0, 5000000 };
+	struct dcbor_buf b;
+	uint64_t end;
+
+	pd->conf.max_links = 64;
+	dcbor_buf_init(&b);
+	dcbor_put_map(&b, 1);
+	dcbor_put_cstr(&b, "members");
+	dcbor_put_array(&b, 1);
+	dcbor_put_map(&b, 3);
+	dcbor_put_cstr(&b, "id");
+	dcbor_put_bytes(&b, (const uint8_t[IDENTITY_ID_LEN]){ 0x33 },
+	    IDENTITY_ID_LEN);
+	dcbor_put_cstr(&b, "addr");
+	dcbor_put_cstr(&b, "127.0.0.1:1");	/* nothing listens there */
+	dcbor_put_cstr(&b, "name");
+	dcbor_put_cstr(&b, "refuser");
+	ck_assert_int_eq(view_recv(from, FRAME_GROUP_AD, b.data, b.len), 0);
+	ck_assert_uint_eq(view_passive_count(), 1);
+	end = clock_mono_ms() + 30000;
+	while (pd_metrics.view_forgotten == 0 && clock_mono_ms() < end) {
+		view_tick();
+		event_base_loop(pd->base, EVLOOP_NONBLOCK);
+		nanosleep(&ts, NULL);
+	}
+	ck_assert_uint_eq(pd_metrics.view_forgotten, 1);
+	ck_assert_uint_eq(pd_metrics.view_dials_failed, VIEW_FAILS_MAX);
+	ck_assert_uint_eq(view_passive_count(), 0);
+	/* Advertised again: refused, and never dialed again. */
+	ck_assert_int_eq(view_recv(from, FRAME_GROUP_AD, b.data, b.len), 0);
+	ck_assert_uint_eq(view_passive_count(), 0);
+	for (int i = 0; i < 20; i++) {
+		view_tick();
+		event_base_loop(pd->base, EVLOOP_NONBLOCK);
+		nanosleep(&ts, NULL);
+	}
+	ck_assert_uint_eq(pd_metrics.view_dials_failed, VIEW_FAILS_MAX);
+	dcbor_buf_free(&b);
+}
+END_TEST
+
 static Suite *
 gossip_suite(void)
 {
@@ -258,11 +306,13 @@ gossip_suite(void)
 	TCase *tc = tcase_create("core");
 
 	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 60);	/* the backoff test waits ~5 s */
 	tcase_add_test(tc, group_ad_bounded);
 	tcase_add_test(tc, group_ad_small_fits);
 	tcase_add_test(tc, shuffle_flood_bounded);
 	tcase_add_test(tc, forward_join_flood_bounded);
 	tcase_add_test(tc, join_flood_counted_once);
+	tcase_add_test(tc, refusing_address_backed_off_and_forgotten);
 	suite_add_tcase(s, tc);
 	return s;
 }
