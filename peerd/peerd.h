@@ -5,8 +5,9 @@
  * configuration (every knob of REFERENCE.md's timing constants and the
  * limits), the identity, the clock, the replica and the subsystems:
  * control.c (the JSON control socket), cmd.c (the one command table),
- * link.c (TCP links and their state machine), member.c (membership),
- * gossip.c (rumors and anti-entropy), replica.c (the replicated space),
+ * link.c (TCP links and their state machine), member.c (the member
+ * table), view.c (membership: the partial views), gossip.c (Plumtree
+ * broadcast and anti-entropy), replica.c (the replicated space),
  * fault.c (injected faults), trace.c (the ring of recent events).
  */
 #ifndef PEERD_H
