@@ -54,7 +54,15 @@ struct dcbor_buf;
 	X(GROUP_AD_WANT, 12, "group_ad_want")			\
 	X(GROUP_AD, 13, "group_ad")				\
 	X(HAVE, 14, "have")					\
-	X(BYE, 15, "bye")
+	X(BYE, 15, "bye")					\
+	X(JOIN, 16, "join")					\
+	X(FORWARD_JOIN, 17, "forward_join")			\
+	X(NEIGHBOR, 18, "neighbor")				\
+	X(DISCONNECT, 19, "disconnect")				\
+	X(SHUFFLE, 20, "shuffle")				\
+	X(IHAVE, 21, "ihave")					\
+	X(GRAFT, 22, "graft")					\
+	X(PRUNE, 23, "prune")
 
 enum frame_kind {
 #define FRAME_KIND_ENUM(e, v, n) FRAME_##e = v,

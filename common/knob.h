@@ -35,10 +35,20 @@
 	    "ms of silence after which a member is dead") \
 	X("ping-timeout-ms", ping_timeout_ms, U32, 10, 3600000, 2000, \
 	    "ms a ping waits for its ACK") \
-	X("fanout", fanout, U32, 1, 1024, 3, \
-	    "members each rumor is forwarded to") \
-	X("hops", hops, U32, 1, 64, 6, \
-	    "times a rumor is forwarded at most") \
+	X("hops", hops, U32, 1, 64, 32, \
+	    "times a rumor is forwarded at most (a safety TTL of the tree)") \
+	X("active", active, U32, 1, 64, 5, \
+	    "links of the active view (HyParView); n-1 or fewer is a full mesh") \
+	X("passive", passive, U32, 1, 1024, 30, \
+	    "addresses of the passive view") \
+	X("shuffle-ms", shuffle_ms, U32, 100, 3600000, 10000, \
+	    "ms between two SHUFFLEs of the passive view") \
+	X("lazy-ms", lazy_ms, U32, 1, 60000, 250, \
+	    "ms between two IHAVE batches on a lazy link") \
+	X("batch-ms", batch_ms, U32, 0, 10000, 0, \
+	    "ms rumors for one link may wait to share a frame") \
+	X("graft-ms", graft_ms, U32, 10, 60000, 500, \
+	    "ms a missing announced id waits before a GRAFT") \
 	X("max-age-s", max_age_s, U32, 1, 86400, 300, \
 	    "s in the past a received frame may be stamped") \
 	X("max-future-s", max_future_s, U32, 1, 86400, 600, \

@@ -80,7 +80,31 @@ struct rusage;
 	X(swarm_refused,	"swarm.refused")			\
 	X(swarm_deflected,	"swarm.deflected")			\
 	X(swarm_timeouts,	"swarm.timeouts")			\
-	X(swarm_stalls,		"swarm.stalls")
+	X(swarm_stalls,		"swarm.stalls")				\
+	X(view_join_sent,	"view.join_sent")			\
+	X(view_join_received,	"view.join_received")			\
+	X(view_forward_join_sent, "view.forward_join_sent")		\
+	X(view_forward_join_received, "view.forward_join_received")	\
+	X(view_neighbor_sent,	"view.neighbor_sent")			\
+	X(view_neighbor_received, "view.neighbor_received")		\
+	X(view_neighbor_refused, "view.neighbor_refused")		\
+	X(view_disconnect_sent,	"view.disconnect_sent")			\
+	X(view_disconnect_received, "view.disconnect_received")		\
+	X(view_shuffle_sent,	"view.shuffle_sent")			\
+	X(view_shuffle_received, "view.shuffle_received")		\
+	X(view_refused,		"view.refused")				\
+	X(view_passive_replaced, "view.passive_replaced")		\
+	X(view_dials_failed,	"view.dials_failed")			\
+	X(view_forgotten,	"view.forgotten")			\
+	X(push_eager,		"push.eager_copies")			\
+	X(push_ihave_frames,	"push.ihave_frames")			\
+	X(push_ihave_ids,	"push.ihave_ids")			\
+	X(push_grafts_sent,	"push.grafts_sent")			\
+	X(push_grafts_answered,	"push.grafts_answered")			\
+	X(push_prunes_sent,	"push.prunes_sent")			\
+	X(push_prunes_received,	"push.prunes_received")			\
+	X(push_duplicate_records, "push.duplicate_records")		\
+	X(push_missing_dropped,	"push.missing_dropped")
 
 /* Why a well-formed frame was refused by the receiver: X(ENUM, "name"). */
 #define METRICS_REJECTS(X)						\

@@ -526,6 +526,7 @@ act_write(struct run *r, json_t *step, uint64_t deadline)
 	const char *name = json_string_value(json_object_get(step, "name"));
 	int np;
 
+	run_write_window_open(r);
 	np = run_select(r, json_object_get(step, "peer"), ps,
 	    FLEET_MAX_PEERS, true);
 	if (np <= 0)

@@ -17,47 +17,105 @@
 #include "engine.h"
 #include "fleet.h"
 
+/* The index of the running peer whose PeerId is id, or -1. */
+static int
+live_index(struct run *r, const char *id)
+{
+	for (int i = 0; i < r->fleet.npeers; i++)
+		if (r->fleet.peers[i]->state == PEER_RUNNING && id != NULL &&
+		    strcmp(r->fleet.peers[i]->peer_id, id) == 0)
+			return i;
+	return -1;
+}
+
+/*
+ * Partial views (docs/scenarios.md "connected"): every running peer has
+ * at least min(its --active, live - 1) links to running peers, and the
+ * overlay (the union of the peers' links) is one connected graph.  A full
+ * mesh is the case live - 1 <= --active.
+ */
 static int
 cond_connected(struct run *r, json_t *step, uint64_t deadline, char *why,
     size_t len)
 {
+	int n = r->fleet.npeers, live = 0, reached = 0, *queue, qh = 0, qt = 0;
+	uint8_t *adj, *seen;
 	char err[256];
+	int rc = 0;
 
 	(void)step;
 	(void)deadline;
-	for (int i = 0; i < r->fleet.npeers; i++) {
+	adj = calloc((size_t)n * (size_t)n, 1);
+	seen = calloc((size_t)n, 1);
+	queue = calloc((size_t)n, sizeof(*queue));
+	if (adj == NULL || seen == NULL || queue == NULL) {
+		snprintf(why, len, "out of memory");
+		goto out;
+	}
+	for (int i = 0; i < n; i++)
+		live += r->fleet.peers[i]->state == PEER_RUNNING;
+	for (int i = 0; i < n; i++) {
 		struct peer *p = r->fleet.peers[i];
 		json_t *res, *m;
+		json_int_t want;
 		size_t k;
+		int links = 0;
 
 		if (p->state != PEER_RUNNING)
 			continue;
 		if ((res = run_call(r, p, "peers", NULL, CALL_MS, err,
 		    sizeof(err))) == NULL) {
 			snprintf(why, len, "%s", err);
-			return 0;
+			goto out;
 		}
-		for (int j = 0; j < r->fleet.npeers; j++) {
-			struct peer *q = r->fleet.peers[j];
-			bool linked = false;
+		json_array_foreach(json_object_get(res, "members"), k, m) {
+			int j = live_index(r, json_string_value(
+			    json_object_get(m, "peer_id")));
 
-			if (q == p || q->state != PEER_RUNNING)
+			if (j < 0 || j == i ||
+			    !json_is_true(json_object_get(m, "link")))
 				continue;
-			json_array_foreach(json_object_get(res, "members"), k, m)
-				if (strcmp(json_string_value(json_object_get(m,
-				    "peer_id")), q->peer_id) == 0 &&
-				    json_is_true(json_object_get(m, "link")))
-					linked = true;
-			if (!linked) {
-				snprintf(why, len, "%s has no link to %s",
-				    p->name, q->name);
-				json_decref(res);
-				return 0;
-			}
+			adj[(size_t)i * (size_t)n + (size_t)j] = 1;
+			adj[(size_t)j * (size_t)n + (size_t)i] = 1;
+			links++;
 		}
+		want = json_integer_value(json_object_get(json_object_get(res,
+		    "view"), "active_max"));
 		json_decref(res);
+		if (want <= 0 || want > live - 1)
+			want = live - 1;
+		if (links < want) {
+			snprintf(why, len, "%s has %d of %lld links", p->name,
+			    links, (long long)want);
+			goto out;
+		}
 	}
-	return 1;
+	for (int i = 0; i < n && qt == 0; i++)
+		if (r->fleet.peers[i]->state == PEER_RUNNING) {
+			seen[i] = 1;
+			queue[qt++] = i;
+		}
+	while (qh < qt) {
+		int i = queue[qh++];
+
+		reached++;
+		for (int j = 0; j < n; j++)
+			if (adj[(size_t)i * (size_t)n + (size_t)j] && !seen[j]) {
+				seen[j] = 1;
+				queue[qt++] = j;
+			}
+	}
+	if (reached < live) {
+		snprintf(why, len, "the overlay is split: %d of %d peers "
+		    "reachable from the first", reached, live);
+		goto out;
+	}
+	rc = 1;
+out:
+	free(adj);
+	free(seen);
+	free(queue);
+	return rc;
 }
 
 static int

@@ -25,9 +25,15 @@ enum measure_better { MEASURE_NONE = 0, MEASURE_LOWER = -1, MEASURE_HIGHER = 1 }
 	X("gossip.write_to_visible", 1, "us", MEASURE_LOWER,		\
 	    "from the writer's stamp to a peer first holding the entry live") \
 	X("gossip.frames_per_write", 0, "ratio", MEASURE_LOWER,		\
-	    "every frame the fleet sent / entries written")		\
+	    "every frame the fleet sent in the write window / entries written")		\
 	X("gossip.rumor_frames_per_write", 0, "ratio", MEASURE_LOWER,	\
-	    "RUMOR frames the fleet sent / entries written")		\
+	    "RUMOR frames the fleet sent in the write window / entries written")		\
+	X("push.eager_edges", 0, "count", MEASURE_NONE,			\
+	    "directed eager (tree) edges at the end: the sum of the push.tree_degree gauges") \
+	X("push.grafts", 0, "count", MEASURE_LOWER,			\
+	    "GRAFTs sent by the fleet in the write window")		\
+	X("push.redundant_copies", 0, "count", MEASURE_LOWER,		\
+	    "records received again, in the write window: copies beyond each peer's first") \
 	X("control.rtt", 1, "us", MEASURE_LOWER,			\
 	    "a control request inside a peer, line read to reply queued") \
 	X("history.writes", 0, "count", MEASURE_NONE,			\

@@ -382,6 +382,63 @@ run_write_json(const char *path, json_t *j)
 		log_warnx("cannot write %s", path);
 }
 
+/*
+ * The numeric counters summed over the live peers, taken when the first
+ * write step begins: the write-window measures (push.*, frames per write)
+ * count from there, not from the start-up handshakes.
+ */
+void
+run_write_window_open(struct run *r)
+{
+	char err[256];
+	json_t *sum, *m, *v;
+	const char *k;
+
+	if (r->write_base != NULL)
+		return;
+	sum = json_object();
+	for (int i = 0; i < r->fleet.npeers; i++) {
+		struct peer *p = r->fleet.peers[i];
+
+		if (p->state != PEER_RUNNING || (m = run_call(r, p, "metrics",
+		    NULL, CALL_MS, err, sizeof(err))) == NULL)
+			continue;
+		json_object_foreach(json_object_get(m, "counters"), k, v)
+			if (json_is_number(v))
+				json_object_set_new(sum, k, json_real(
+				    json_number_value(v) + json_number_value(
+				    json_object_get(sum, k))));
+		json_object_set_new(sum, "frames.out_by_kind.rumor", json_real(
+		    json_number_value(json_object_get(sum,
+		    "frames.out_by_kind.rumor")) + json_number_value(
+		    json_object_get(json_object_get(json_object_get(m,
+		    "counters"), "frames.out_by_kind"), "rumor"))));
+		json_decref(m);
+	}
+	r->write_base = sum;
+}
+
+/* A counter summed at the end less its sum when the window opened. */
+static double
+window_delta(struct run *r, const char *name)
+{
+	return json_number_value(json_object_get(r->counters, name)) -
+	    json_number_value(json_object_get(r->write_base, name));
+}
+
+/* push.eager_edges, push.grafts, push.redundant_copies (docs/report.md). */
+static void
+push_measures(struct run *r)
+{
+	if (r->write_base == NULL || json_object_size(r->writes) == 0)
+		return;
+	run_set_measure(r, "push.eager_edges", r->tree_degree, "count");
+	run_set_measure(r, "push.grafts", window_delta(r, "push.grafts_sent"),
+	    "count");
+	run_set_measure(r, "push.redundant_copies", window_delta(r,
+	    "push.duplicate_records"), "count");
+}
+
 /* Metrics of every live peer into its directory and the merged measures. */
 static void
 gather(struct run *r)
@@ -423,6 +480,8 @@ gather(struct run *r)
 		json_object_set(row, "bytes_in", json_object_get(c, "bytes.in"));
 		json_object_set(row, "bytes_out", json_object_get(c, "bytes.out"));
 		json_array_append_new(r->peer_rows, row);
+		r->tree_degree += json_number_value(json_object_get(
+		    json_object_get(m, "gauges"), "push.tree_degree"));
 		frames_out += json_number_value(json_object_get(c, "frames.out"));
 		bytes_out += json_number_value(json_object_get(c, "bytes.out"));
 		json_object_foreach(json_object_get(c, "frames.bad"), k, v)
@@ -451,14 +510,17 @@ gather(struct run *r)
 		run_set_measure(r, "fleet.frames_out", frames_out, "count");
 		run_set_measure(r, "fleet.bytes_out", bytes_out, "bytes");
 		run_set_measure(r, "fleet.bad_frames", bad, "count");
-		if (json_object_size(r->writes) > 0) {
+		if (json_object_size(r->writes) > 0 && r->write_base != NULL) {
+			double w = (double)json_object_size(r->writes);
+
 			run_set_measure(r, "gossip.frames_per_write",
-			    frames_out /
-			    (double)json_object_size(r->writes), "ratio");
+			    window_delta(r, "frames.out") / w, "ratio");
 			run_set_measure(r, "gossip.rumor_frames_per_write",
-			    rumor_out /
-			    (double)json_object_size(r->writes), "ratio");
+			    (rumor_out - json_number_value(json_object_get(
+			    r->write_base, "frames.out_by_kind.rumor"))) / w,
+			    "ratio");
 		}
+		push_measures(r);
 	}
 }
 
@@ -766,6 +828,7 @@ run_free(struct run *r)
 	json_decref(r->peer_rows);
 	json_decref(r->checks);
 	json_decref(r->counters);
+	json_decref(r->write_base);
 	json_decref(r->swarm_fetchers);
 	json_decref(r->swarm_rows);
 	json_decref(r->loads);

@@ -63,6 +63,8 @@ struct run {
 	json_t		*peer_rows;	/* per-peer table, gathered at the end */
 	json_t		*checks;	/* results */
 	json_t		*counters;	/* counters summed over live peers */
+	json_t		*write_base;	/* the same when the first write began */
+	double		 tree_degree;	/* push.tree_degree summed at the end */
 	bool		 had_take_step;
 	uint64_t	 take_start_ms, take_end_ms, take_target;
 	enum run_status	 status;

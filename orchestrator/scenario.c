@@ -41,7 +41,7 @@
 #define PEERS_MAX	1024
 #define TIME_S_MAX	604800.0	/* a week */
 #define TIME_MS_MAX	604800000ll
-#define MSG_MAX		640
+#define MSG_MAX		1024
 
 struct at {
 	const struct at	*up;

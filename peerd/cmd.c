@@ -11,8 +11,10 @@
 #include "cmd.h"
 #include "control.h"
 #include "fault.h"
+#include "gossip.h"
 #include "link.h"
 #include "load.h"
+#include "manifest.h"
 #include "log.h"
 #include "member.h"
 #include "stats.h"
@@ -21,6 +23,7 @@
 #include "swarm.h"
 #include "template.h"
 #include "trace.h"
+#include "view.h"
 
 static void	cmd_hello(struct ctl_req *, struct ctl_client *, json_t *);
 static void	cmd_trace(struct ctl_req *, struct ctl_client *, json_t *);
@@ -419,8 +422,8 @@ cmd_peers(struct ctl_req *req, struct ctl_client *c, json_t *args)
 {
 	(void)c;
 	(void)args;
-	ctl_ok(req, json_pack("{s:o, s:o}", "members", member_list_json(),
-	    "links", link_list_json()));
+	ctl_ok(req, json_pack("{s:o, s:o, s:o}", "members", member_list_json(),
+	    "links", link_list_json(), "view", view_json()));
 }
 
 static void
@@ -429,7 +432,7 @@ cmd_connect(struct ctl_req *req, struct ctl_client *c, json_t *args)
 	const char *addr = cmd_str(args, "addr", "");
 
 	(void)c;
-	if (link_add_seed(addr) == -1) {
+	if (view_add_seed(addr) == -1) {
 		ctl_fail(req, CTL_BAD_ARGS, "connect: \"%.64s\" is not "
 		    "host:port", addr);
 		return;
@@ -553,8 +556,16 @@ cmd_takes(struct ctl_req *req, struct ctl_client *c, json_t *args)
 static void
 cmd_metrics(struct ctl_req *req, struct ctl_client *c, json_t *args)
 {
+	json_t *j = stats_json(), *g = json_object_get(j, "gauges");
+
 	(void)c;
-	ctl_ok(req, stats_json());
+	json_object_set_new(g, "view.active",
+	    json_integer((json_int_t)view_active_count()));
+	json_object_set_new(g, "view.passive",
+	    json_integer((json_int_t)view_passive_count()));
+	json_object_set_new(g, "push.tree_degree",
+	    json_integer((json_int_t)gossip_tree_degree()));
+	ctl_ok(req, j);
 	if (cmd_bool(args, "reset", false))
 		stats_reset();
 }
@@ -641,30 +652,92 @@ cmd_debug(struct ctl_req *req, struct ctl_client *c, json_t *args)
 	ctl_ok(req, json_object());
 }
 
+/* The swarm's answers as control errors, one row per swarm_err. */
+static const enum ctl_err swarm_ctl_err[] = {
+	[SWARM_OK] = CTL_INTERNAL,
+	[SWARM_EARGS] = CTL_BAD_ARGS,
+	[SWARM_ENOTFOUND] = CTL_NOT_FOUND,
+	[SWARM_EBUSY] = CTL_BUSY,
+	[SWARM_ETIMEOUT] = CTL_TIMEOUT,
+	[SWARM_EINTERNAL] = CTL_INTERNAL,
+};
+
+/* Answer req with the swarm's result or error (swarm_done_fn). */
+static void
+swarm_answer(void *arg, enum swarm_err err, const char *msg, json_t *result)
+{
+	struct ctl_req *req = arg;
+
+	if (err == SWARM_OK)
+		ctl_ok(req, result);
+	else
+		ctl_fail(req, swarm_ctl_err[err], "%s", msg);
+}
+
 static void
 cmd_publish(struct ctl_req *req, struct ctl_client *c, json_t *args)
 {
+	json_t *jsize = json_object_get(args, "size");
+	struct swarm_publish_req r = {
+		.path = cmd_str(args, "path", NULL),
+		.have_size = jsize != NULL,
+		.size = jsize != NULL ? json_integer_value(jsize) : 0,
+		.seed = (uint64_t)cmd_int(args, "seed", 0),
+		.piece_kib = cmd_int(args, "piece_kib",
+		    MANIFEST_PIECE_DEFAULT / 1024),
+	};
+	json_t *result;
+	char msg[512];
+	enum swarm_err err;
+
 	(void)c;
-	swarm_publish(req, args);
+	err = swarm_publish(&r, &result, msg, sizeof(msg));
+	swarm_answer(req, err, msg, result);
 }
 
 static void
 cmd_fetch(struct ctl_req *req, struct ctl_client *c, json_t *args)
 {
+	bool wait = cmd_bool(args, "wait", false);
+	struct swarm_fetch_req r = {
+		.cid = cmd_str(args, "cid", ""),
+		.wait = wait,
+		.timeout_ms = cmd_int(args, "timeout_ms", wait ? 600000 :
+		    SWARM_FETCH_TIMEOUT_MS),
+		.inflight = cmd_int(args, "inflight", SWARM_INFLIGHT_DEFAULT),
+		.stall_ms = cmd_int(args, "stall_ms", SWARM_STALL_MS),
+		.order = cmd_str(args, "order", "rarest"),
+	};
+
 	(void)c;
-	swarm_fetch(req, args);
+	swarm_fetch(&r, swarm_answer, req);
 }
 
 static void
 cmd_content(struct ctl_req *req, struct ctl_client *c, json_t *args)
 {
+	json_t *result;
+	char msg[256];
+	enum swarm_err err;
+
 	(void)c;
-	swarm_content(req, args);
+	err = swarm_content(cmd_str(args, "cid", NULL),
+	    cmd_bool(args, "sha256", true), &result, msg, sizeof(msg));
+	swarm_answer(req, err, msg, result);
+}
+
+/* A flag given in args: 1 or 0, or -1 when absent. */
+static int
+cmd_flag(json_t *args, const char *key)
+{
+	return json_object_get(args, key) == NULL ? -1 :
+	    cmd_bool(args, key, false);
 }
 
 static void
 cmd_swarm_fault(struct ctl_req *req, struct ctl_client *c, json_t *args)
 {
 	(void)c;
-	swarm_fault(req, args);
+	ctl_ok(req, swarm_fault(cmd_flag(args, "corrupt_pieces"),
+	    cmd_flag(args, "short_pieces")));
 }

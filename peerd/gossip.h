@@ -1,13 +1,17 @@
 /*
- * gossip.h: rumors, anti-entropy and the small membership messages.
+ * gossip.h: broadcast, anti-entropy and PING/ACK.
  *
  * A record is the unit of replication: [entry, state, claim or null].
- * Local changes queue records; at the end of the loop iteration they leave
- * as one RUMOR (a batch) to `fanout` random members, who forward it with
- * one hop less, dropping rumors they have seen (by id, last 4,096).  Every
- * gossip period a peer sends its digest (GOSSIP_BUCKETS hashes) to one
- * random member, which answers with its records in the buckets that differ
- * and receives ours back (docs/protocol.md section 6).
+ * Local changes queue records; at the end of the loop iteration they become
+ * one rumor, broadcast by Plumtree (docs/protocol.md section 7): the rumor
+ * goes in full along eager edges (tree edges) of the active view and as an
+ * id in a batched IHAVE (every --lazy-ms) along the lazy ones.  A peer
+ * missing an IHAVE'd id after --graft-ms sends GRAFT (the edge turns
+ * eager, the records come back); a duplicate rumor answers PRUNE (the edge
+ * turns lazy).  Rumors waiting for one link within --batch-ms leave in one
+ * frame.  Every gossip period a peer sends its digest (GOSSIP_BUCKETS
+ * hashes) to one random neighbour, which answers with its records in the
+ * buckets that differ and receives ours back: the safety net.
  */
 #ifndef GOSSIP_H
 #define GOSSIP_H
@@ -21,7 +25,15 @@ struct dcbor_buf;
 #define GOSSIP_BUCKETS		64
 #define GOSSIP_SEEN		4096
 #define GOSSIP_PULL_MAX		(4u << 20)	/* bytes of records a reply */
+#define GOSSIP_HOPS_MAX		64	/* a rumor's hop budget, at most */
+#define GOSSIP_RUMORS_MAX	1024	/* rumors in one RUMOR frame */
+#define GOSSIP_IHAVE_MAX	1024	/* ids in one IHAVE or GRAFT */
+#define GOSSIP_CACHE		4096	/* rumors kept to answer GRAFT */
+#define GOSSIP_CACHE_BYTES	(16u << 20)
+#define GOSSIP_MISSING		4096	/* IHAVE'd ids awaited */
+#define GOSSIP_MISSING_SRC	4	/* announcers remembered per id */
 
+/* Reset, and register the gossip kinds and a link observer with link.c. */
 void	gossip_init(void);
 void	gossip_free(void);
 /* Dispatch a post-handshake frame body. 0, or -1 if it is malformed. */
@@ -29,8 +41,8 @@ int	gossip_recv(struct member *from, uint32_t kind, const uint8_t *body,
 	    size_t len);
 /* Queue one encoded record for the next rumor batch. */
 void	gossip_queue(const uint8_t *rec, size_t len);
-void	gossip_link_up(struct member *m);
-void	gossip_link_down(struct member *m);
+/* Eager (tree) edges of this peer: its degree in the broadcast tree. */
+size_t	gossip_tree_degree(void);
 /* Called every tick: anti-entropy when the period has passed. */
 void	gossip_tick(void);
 

@@ -2,7 +2,10 @@
  * link.c: TCP links, their state machine, framing and receiver checks
  * (see link.h).  Sockets are libevent bufferevents; a link is never freed
  * inside its own callback: link_close marks it DEAD and the reaper event
- * frees it, clearing the member's back-pointer.
+ * frees it, clearing the member's back-pointer.  The link layer knows no
+ * consumer: modules register handlers for their frame kinds
+ * (link_register) and observe links going up and down (link_observe);
+ * it calls nothing above it.
  */
 #include <sys/socket.h>
 #include <netinet/in.h>
@@ -26,13 +29,11 @@
 #include "dcbor.h"
 #include "fault.h"
 #include "frame.h"
-#include "gossip.h"
 #include "link.h"
 #include "log.h"
 #include "member.h"
 #include "stats.h"
 #include "peerd.h"
-#include "swarm.h"
 #include "trace.h"
 #include "xmalloc.h"
 
@@ -43,6 +44,7 @@
 #define LINK_LOWAT_MAX		(256u << 10)	/* bytes a wakeup in a frame */
 #define LINK_RX_POOL		8		/* idle frame buffers kept */
 #define LINK_RX_POOL_MAX	((4u << 20) + (64u << 10)) /* a piece's frame */
+#define LINK_OBSERVERS_MAX	8
 
 struct link {
 	TAILQ_ENTRY(link)	 entry;
@@ -67,20 +69,14 @@ struct link {
 	char			 close_why[96];
 };
 
-struct seed {
-	char		 addr[64];
-	struct link	*link;
-	uint32_t	 backoff_ms;
-	uint64_t	 next_ms;
-};
-
 static TAILQ_HEAD(, link)	 links = TAILQ_HEAD_INITIALIZER(links);
 static struct evconnlistener	*listener;
-static struct event		*reaper_ev, *tick_ev;
+static struct event		*reaper_ev;
 static uint64_t			 link_serial;
-static struct seed		*seeds;
-static size_t			 nseeds;
 static struct dcbor_buf		 sendbuf;
+static link_handler_fn		 handlers[FRAME_KIND_MAX];
+static link_observer_fn		 observers[LINK_OBSERVERS_MAX];
+static size_t			 nobservers;
 
 static const char *const link_state_names[] = {
 #define LINK_STATE_NAME(e, n) n,
@@ -90,6 +86,33 @@ static const char *const link_state_names[] = {
 
 static void	link_read_cb(struct bufferevent *, void *);
 static void	link_event_cb(struct bufferevent *, short, void *);
+
+void
+link_register(uint32_t kind, link_handler_fn fn)
+{
+	if (kind < FRAME_KIND_MAX && kind != FRAME_CHANNEL_HELLO &&
+	    kind != FRAME_BYE)
+		handlers[kind] = fn;
+}
+
+void
+link_observe(link_observer_fn fn)
+{
+	for (size_t i = 0; i < nobservers; i++)
+		if (observers[i] == fn)
+			return;
+	if (nobservers == LINK_OBSERVERS_MAX)
+		fatalx("link_observe: more than %d observers",
+		    LINK_OBSERVERS_MAX);
+	observers[nobservers++] = fn;
+}
+
+static void
+link_notify(struct member *m, bool up)
+{
+	for (size_t i = 0; i < nobservers; i++)
+		observers[i](m, up);
+}
 
 const char *
 link_state_name(enum link_state s)
@@ -181,9 +204,6 @@ link_reap(evutil_socket_t fd, short ev, void *arg)
 		if (l->state != LINK_DEAD)
 			continue;
 		TAILQ_REMOVE(&links, l, entry);
-		for (size_t i = 0; i < nseeds; i++)
-			if (seeds[i].link == l)
-				seeds[i].link = NULL;
 		if (l->member != NULL && l->member->link == l)
 			l->member->link = NULL;
 		if (l->rx_ev != NULL)
@@ -192,6 +212,24 @@ link_reap(evutil_socket_t fd, short ev, void *arg)
 		bufferevent_free(l->bev);
 		free(l);
 	}
+}
+
+/* Write what the socket takes of l's output now (it does not block). */
+static void
+link_write_now(struct link *l)
+{
+	struct evbuffer *out = bufferevent_get_output(l->bev);
+
+	evbuffer_unfreeze(out, 1);
+	evbuffer_write(out, bufferevent_getfd(l->bev));
+}
+
+void
+link_close_flush(struct link *l, const char *why)
+{
+	if (l->state == LINK_UP)
+		link_write_now(l);
+	link_close(l, why);
 }
 
 void
@@ -210,8 +248,7 @@ link_close(struct link *l, const char *why)
 	    l->member ? l->member->name : "?", why);
 	if (l->member != NULL && l->member->link == l) {
 		l->member->link = NULL;
-		gossip_link_down(l->member);
-		swarm_link_down(l->member);
+		link_notify(l->member, false);
 	}
 	l->state = LINK_DEAD;
 	bufferevent_disable(l->bev, EV_READ | EV_WRITE);
@@ -569,8 +606,7 @@ link_up(struct link *l)
 	member_heard(m);
 	log_info("link #%llu up with %s (%s) at %s",
 	    (unsigned long long)l->serial, m->name, m->peer_id, m->addr);
-	gossip_link_up(m);
-	swarm_link_up(m);
+	link_notify(m, true);
 }
 
 static void
@@ -651,6 +687,7 @@ static void
 link_frame(struct link *l, const uint8_t *buf, size_t len)
 {
 	struct frame f;
+	const char *why = "malformed frame body";
 	int rc;
 
 	l->frames_in++;
@@ -675,40 +712,19 @@ link_frame(struct link *l, const uint8_t *buf, size_t len)
 	if (!link_check(l, &f))
 		return;
 	l->member->frames_in++;
-	switch (f.kind) {
-	case FRAME_PING:
-	case FRAME_PING_REQ:
-	case FRAME_ACK:
-	case FRAME_GROUP_AD:
-	case FRAME_RUMOR:
-	case FRAME_DIGEST:
-	case FRAME_PULL_RESP:
-		if (gossip_recv(l->member, f.kind, f.body, f.body_len) == -1) {
-			pd_count(bad_body);
-			link_close(l, "malformed frame body");
-		}
-		break;
-	case FRAME_QUERY:
-	case FRAME_QUERY_HIT:
-	case FRAME_HAVE:
-	case FRAME_BLOCK_WANT:
-	case FRAME_BLOCK: {
-		const char *why;
-
-		if (swarm_recv(l->member, f.kind, f.body, f.body_len,
-		    f.data, f.data_len, &why) == -1)
-			link_close(l, why);
-		break;
-	}
-	case FRAME_BYE:
+	if (f.kind == FRAME_BYE) {
 		link_close(l, "peer said bye");
-		break;
-	default:
+		return;
+	}
+	if (f.kind >= FRAME_KIND_MAX || handlers[f.kind] == NULL ||
+	    f.kind == FRAME_CHANNEL_HELLO) {
 		pd_count(unhandled_kind);
 		trace_add("frame", "#%llu unhandled kind %s",
 		    (unsigned long long)l->serial, frame_kind_name(f.kind));
-		break;
+		return;
 	}
+	if (handlers[f.kind](l->member, &f, &why) == -1)
+		link_close(l, why);
 }
 
 /*
@@ -907,8 +923,15 @@ parse_hostport(const char *hostport, struct sockaddr_in *sin)
 	return 0;
 }
 
-/* Dial host:port; the link starts CONNECTING. NULL if it cannot start. */
-static struct link *
+bool
+link_addr_ok(const char *hostport)
+{
+	struct sockaddr_in sin;
+
+	return parse_hostport(hostport, &sin) == 0;
+}
+
+struct link *
 link_dial(const char *hostport)
 {
 	struct sockaddr_in sin;
@@ -972,48 +995,8 @@ link_accept_cb(struct evconnlistener *lis, evutil_socket_t fd,
 	link_send_hello(l, NULL, 0);
 }
 
-/* ---- dialing policy ---------------------------------------------------- */
-
-static uint32_t
-backoff_next(uint32_t cur)
-{
-	uint32_t next = cur == 0 ? 100 : cur * 2;
-
-	if (next > 5000)
-		next = 5000;
-	return next;
-}
-
-static uint64_t
-with_jitter(uint32_t ms)
-{
-	uint32_t r;
-
-	RAND_bytes((unsigned char *)&r, sizeof(r));
-	return ms / 2 + (ms ? r % (ms / 2 + 1) : 0);
-}
-
-int
-link_add_seed(const char *hostport)
-{
-	struct sockaddr_in sin;
-
-	if (parse_hostport(hostport, &sin) == -1)
-		return -1;
-	for (size_t i = 0; i < nseeds; i++)
-		if (strcmp(seeds[i].addr, hostport) == 0)
-			return 0;
-	seeds = xreallocarray(seeds, nseeds + 1, sizeof(*seeds));
-	memset(&seeds[nseeds], 0, sizeof(seeds[nseeds]));
-	snprintf(seeds[nseeds].addr, sizeof(seeds[nseeds].addr), "%s",
-	    hostport);
-	seeds[nseeds].link = link_dial(hostport);
-	nseeds++;
-	return 0;
-}
-
-static bool
-member_has_link(const char *addr)
+bool
+link_to_addr(const char *addr)
 {
 	struct link *l;
 
@@ -1041,45 +1024,6 @@ link_tick(void)
 		    now - l->born_ms > LINK_HANDSHAKE_MS)
 			link_close(l, "handshake timeout");
 
-	/* Seeds: redial with backoff until some link reaches that address. */
-	for (size_t i = 0; i < nseeds; i++) {
-		struct seed *s = &seeds[i];
-
-		if (s->link != NULL || member_has_link(s->addr) ||
-		    now < s->next_ms)
-			continue;
-		s->backoff_ms = backoff_next(s->backoff_ms);
-		s->next_ms = now + with_jitter(s->backoff_ms);
-		s->link = link_dial(s->addr);
-	}
-	/* Members we keep links to (a mesh among the live ones). */
-	for (size_t i = 0; i < member_count(); i++) {
-		struct member *m = member_at(i);
-
-		if (m->link != NULL || m->addr[0] == '\0' ||
-		    m->state == MEMBER_DEAD || now < m->next_dial_ms ||
-		    member_has_link(m->addr))
-			continue;
-		/* The lower id dials, so two peers do not race each other. */
-		if (memcmp(pd->ident.id, m->id, IDENTITY_ID_LEN) > 0 &&
-		    now - m->last_heard_ms < 2u * pd->conf.tick_ms + 1000u &&
-		    m->last_heard_ms != 0)
-			continue;
-		m->backoff_ms = backoff_next(m->backoff_ms);
-		m->next_dial_ms = now + with_jitter(m->backoff_ms);
-		link_dial(m->addr);
-	}
-}
-
-static void
-link_tick_cb(evutil_socket_t fd, short ev, void *arg)
-{
-	(void)fd;
-	(void)ev;
-	(void)arg;
-	link_tick();
-	member_tick();
-	gossip_tick();
 }
 
 int
@@ -1088,7 +1032,6 @@ link_init(const char *listen, char *addr, size_t len)
 	struct sockaddr_in sin;
 	socklen_t slen = sizeof(sin);
 	char ip[INET_ADDRSTRLEN];
-	struct timeval tv;
 
 	if (parse_hostport(listen, &sin) == -1) {
 		log_warnx("listen: bad address \"%s\" (want 127.0.0.1:PORT)",
@@ -1108,12 +1051,7 @@ link_init(const char *listen, char *addr, size_t len)
 	inet_ntop(AF_INET, &sin.sin_addr, ip, sizeof(ip));
 	snprintf(addr, len, "%s:%u", ip, ntohs(sin.sin_port));
 	reaper_ev = event_new(pd->base, -1, 0, link_reap, NULL);
-	tick_ev = event_new(pd->base, -1, EV_PERSIST, link_tick_cb, NULL);
-	tv.tv_sec = pd->conf.tick_ms / 1000;
-	tv.tv_usec = (suseconds_t)(pd->conf.tick_ms % 1000) * 1000;
-	event_add(tick_ev, &tv);
 	dcbor_buf_init(&sendbuf);
-	member_init();
 	return 0;
 }
 
@@ -1125,10 +1063,7 @@ link_shutdown(void)
 	TAILQ_FOREACH(l, &links, entry)
 		if (l->state == LINK_UP) {
 			link_send(l, FRAME_BYE, (const uint8_t *)"\xf6", 1);
-			struct evbuffer *out = bufferevent_get_output(l->bev);
-
-			evbuffer_unfreeze(out, 1);
-			evbuffer_write(out, bufferevent_getfd(l->bev));
+			link_write_now(l);
 		}
 	TAILQ_FOREACH(l, &links, entry)
 		if (l->state != LINK_DEAD)
@@ -1139,16 +1074,10 @@ link_shutdown(void)
 	if (listener != NULL)
 		evconnlistener_free(listener);
 	listener = NULL;
-	if (tick_ev != NULL)
-		event_free(tick_ev);
 	if (reaper_ev != NULL)
 		event_free(reaper_ev);
-	tick_ev = reaper_ev = NULL;
-	free(seeds);
-	seeds = NULL;
-	nseeds = 0;
+	reaper_ev = NULL;
 	dcbor_buf_free(&sendbuf);
-	member_free_all();
 }
 
 size_t

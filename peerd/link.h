@@ -14,6 +14,12 @@
  * REFERENCE.md before dispatch.  A malformed or badly signed frame closes
  * the link and is counted by reason; a frame that fails a receiver check
  * (too old, replay, rate, quarantine) is dropped and counted.
+ *
+ * The link layer knows no consumer: a module registers a handler for each
+ * frame kind it takes (link_register) and observes links to members going
+ * up and down (link_observe).  A kind nobody registered is counted
+ * (frames.unhandled_kind) and dropped.  Which members to keep links to is
+ * decided above (view.c), which dials through link_dial.
  */
 #ifndef LINK_H
 #define LINK_H
@@ -28,6 +34,7 @@
 
 struct member;
 struct dcbor_buf;
+struct frame;
 
 #define LINK_STATES(X)			\
 	X(CONNECTING, "connecting")	\
@@ -51,12 +58,24 @@ enum link_event {
 
 struct link;
 
+/*
+ * A handler for one frame kind, called for a frame that passed every
+ * receiver check on an UP link: 0, or -1 with *why (static text) to close
+ * the link (a malformed body).
+ */
+typedef int	(*link_handler_fn)(struct member *from, const struct frame *f,
+		    const char **why);
+/* A link to m came up (up) or went down (!up). */
+typedef void	(*link_observer_fn)(struct member *m, bool up);
+
+/* Take frames of kind with fn (a later call replaces it). */
+void		 link_register(uint32_t kind, link_handler_fn fn);
+/* Call fn on every link up/down (at most 8 observers; once per fn). */
+void		 link_observe(link_observer_fn fn);
 /* Bind the listener; the bound address goes to addr. 0 or -1. */
 int		 link_init(const char *listen, char *addr, size_t len);
 /* Close every link and the listener. */
 void		 link_shutdown(void);
-/* Dial host:port now and keep redialing with backoff while down. */
-int		 link_add_seed(const char *hostport);
 /*
  * The state machine: the next state for (state, event), or -1 if the event
  * is not allowed in that state (a protocol error: the link closes).
@@ -92,13 +111,21 @@ int		 link_send_member_data(struct member *m, uint32_t kind,
 		    const struct link_payload *pl);
 /* Close a link (it is freed later, never inside its own callback). */
 void		 link_close(struct link *l, const char *why);
+/* link_close after writing what the socket takes of the queued frames. */
+void		 link_close_flush(struct link *l, const char *why);
 /* Bytes queued to send to m (SIZE_MAX without an UP link): backpressure. */
 size_t		 link_outq(const struct member *m);
 /* Links as JSON (for "peers" and "dump"). */
 json_t		*link_list_json(void);
 /* Number of links in any state but DEAD. */
 uint32_t	 link_count(void);
-/* Redial members that should be connected (called every tick). */
+/* hostport is an IPv4 host:port (or localhost:port) link_dial takes. */
+bool		 link_addr_ok(const char *hostport);
+/* Dial host:port now; the link starts CONNECTING. NULL if it cannot start. */
+struct link	*link_dial(const char *hostport);
+/* Some live link was dialed to addr, or a member at addr has an UP link. */
+bool		 link_to_addr(const char *addr);
+/* Handshake timeouts (called every tick by main.c). */
 void		 link_tick(void);
 
 #endif

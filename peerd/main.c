@@ -27,18 +27,21 @@
 #include "link.h"
 #include "load.h"
 #include "log.h"
+#include "gossip.h"
+#include "member.h"
 #include "stats.h"
 #include "peerd.h"
 #include "replica.h"
 #include "swarm.h"
 #include "trace.h"
 #include "version.h"
+#include "view.h"
 #include "xmalloc.h"
 
 struct peerd *pd;
 
 static struct peerd	 peerd_storage;
-static struct event	*ev_sigterm, *ev_sigint, *ev_sigusr1;
+static struct event	*ev_sigterm, *ev_sigint, *ev_sigusr1, *ev_tick;
 
 enum {
 	OPT_LOG_FILE = 256, OPT_GROUP, OPT_HOLD, OPT_FAULT_SEED, OPT_VERSION,
@@ -241,6 +244,18 @@ sig_cb(evutil_socket_t sig, short ev, void *arg)
 	}
 }
 
+/* The daemon's tick: links, then the view, then anti-entropy. */
+static void
+tick_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	(void)fd;
+	(void)ev;
+	(void)arg;
+	link_tick();
+	view_tick();
+	gossip_tick();
+}
+
 static void
 ensure_dir(const char *dir)
 {
@@ -260,6 +275,7 @@ main(int argc, char **argv)
 	bool created;
 	json_t *ready;
 	char *line;
+	struct timeval tv;
 
 	pd = &peerd_storage;
 	conf_defaults(&pd->conf);
@@ -287,11 +303,17 @@ main(int argc, char **argv)
 	trace_init(pd->conf.trace_events);
 	hlc_init(&pd->hlc, pd->ident.node);
 	stats_init();
+	member_init();
 	replica_init();
 	swarm_init();
 	if (link_init(pd->conf.listen, pd->listen_addr,
 	    sizeof(pd->listen_addr)) == -1)
 		fatalx("cannot listen on %s", pd->conf.listen);
+	view_init();
+	ev_tick = event_new(pd->base, -1, EV_PERSIST, tick_cb, NULL);
+	tv.tv_sec = pd->conf.tick_ms / 1000;
+	tv.tv_usec = (suseconds_t)(pd->conf.tick_ms % 1000) * 1000;
+	event_add(ev_tick, &tv);
 	if ((pd->control = control_new(pd->base, pd->conf.control,
 	    pd->conf.max_clients, pd->conf.max_line)) == NULL)
 		fatalx("cannot open the control socket %s", pd->conf.control);
@@ -322,13 +344,18 @@ main(int argc, char **argv)
 		raise(SIGSTOP);
 	}
 	for (int i = 0; i < pd->conf.nseeds; i++)
-		link_add_seed(pd->conf.seeds[i]);
+		if (view_add_seed(pd->conf.seeds[i]) == -1)
+			log_warnx("seed \"%s\" is not host:port",
+			    pd->conf.seeds[i]);
 
 	event_base_dispatch(pd->base);
 
 	peerd_write_trace();
 	swarm_free();
+	event_free(ev_tick);
 	link_shutdown();
+	view_free();
+	member_free_all();
 	control_free(pd->control);
 	replica_free();
 	load_free_all();

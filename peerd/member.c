@@ -1,7 +1,7 @@
 /*
- * member.c: the membership table and SWIM-like failure detection (see
- * member.h).  Fleets here are tens of peers, so the table is an array
- * searched linearly.
+ * member.c: the membership table (see member.h).  It sits below link.c and
+ * calls nothing but the clock and the trace; failure detection and which
+ * members to keep links to are view.c's.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,7 +12,6 @@
 #include "clock.h"
 #include "dcbor.h"
 #include "frame.h"
-#include "link.h"
 #include "log.h"
 #include "member.h"
 #include "stats.h"
@@ -22,7 +21,6 @@
 
 static struct member	**members;
 static size_t		  nmembers;
-static size_t		  ping_cursor;
 
 static const char *const member_state_names[] = { "alive", "suspect",
     "dead" };
@@ -43,8 +41,11 @@ member_init(void)
 void
 member_free_all(void)
 {
-	for (size_t i = 0; i < nmembers; i++)
+	for (size_t i = 0; i < nmembers; i++) {
+		dcbor_buf_free(&members[i]->pt_out);
+		free(members[i]->pt_ihave);
 		free(members[i]);
+	}
 	free(members);
 	members = NULL;
 	nmembers = 0;
@@ -85,6 +86,7 @@ member_get(const uint8_t id[IDENTITY_ID_LEN], const char *name,
 		m->state = MEMBER_ALIVE;
 		m->tokens = pd->conf.rate_burst;
 		m->tokens_ms = clock_mono_ms();
+		dcbor_buf_init(&m->pt_out);
 		members = xreallocarray(members, nmembers + 1,
 		    sizeof(*members));
 		members[nmembers++] = m;
@@ -95,6 +97,17 @@ member_get(const uint8_t id[IDENTITY_ID_LEN], const char *name,
 	if (addr != NULL && addr[0] != '\0')
 		snprintf(m->addr, sizeof(m->addr), "%s", addr);
 	return m;
+}
+
+void
+member_set_state(struct member *m, enum member_state s, const char *why)
+{
+	if (m->state == s)
+		return;
+	trace_add("member", "%s %s -> %s: %s", m->name,
+	    member_state_name(m->state), member_state_name(s), why);
+	log_info("member %s is %s: %s", m->name, member_state_name(s), why);
+	m->state = s;
 }
 
 void
@@ -195,98 +208,6 @@ member_pick_up(struct member **out, size_t max, const struct member *except)
 		out[r] = t;
 	}
 	return n;
-}
-
-static void
-member_set_state(struct member *m, enum member_state s, const char *why)
-{
-	if (m->state == s)
-		return;
-	trace_add("member", "%s %s -> %s: %s", m->name,
-	    member_state_name(m->state), member_state_name(s), why);
-	log_info("member %s is %s: %s", m->name, member_state_name(s), why);
-	m->state = s;
-}
-
-static void
-member_send_ping(struct member *m, uint32_t kind, const uint8_t *target)
-{
-	struct dcbor_buf b;
-
-	dcbor_buf_init(&b);
-	if (target == NULL) {
-		dcbor_put_map(&b, 1);
-		dcbor_put_cstr(&b, "seq");
-		dcbor_put_uint(&b, ++m->ping_seq);
-	} else {
-		dcbor_put_map(&b, 2);
-		dcbor_put_cstr(&b, "seq");
-		dcbor_put_uint(&b, ++m->ping_seq);
-		dcbor_put_cstr(&b, "target");
-		dcbor_put_bytes(&b, target, IDENTITY_ID_LEN);
-	}
-	link_send_member(m, kind, b.data, b.len);
-	dcbor_buf_free(&b);
-}
-
-/*
- * One round: ping the next member in turn; a ping unanswered for the ping
- * timeout asks two others to probe (PING_REQ); still nothing after twice
- * the timeout: suspect; nothing heard for the silence window: dead.
- */
-void
-member_tick(void)
-{
-	uint64_t now = clock_mono_ms();
-	struct member *helpers[2];
-
-	for (size_t i = 0; i < nmembers; i++) {
-		struct member *m = members[i];
-		uint64_t silent = m->last_heard_ms ? now - m->last_heard_ms :
-		    0;
-
-		if (m->state != MEMBER_DEAD && m->last_heard_ms != 0 &&
-		    silent >= pd->conf.silence_ms) {
-			member_set_state(m, MEMBER_DEAD, "silent too long");
-			pd_count(members_dead);
-			continue;
-		}
-		if (m->ping_sent_ms == 0)
-			continue;
-		if (!m->ping_req_sent &&
-		    now - m->ping_sent_ms >= pd->conf.ping_timeout_ms) {
-			size_t n = member_pick_up(helpers, 2, m);
-
-			for (size_t k = 0; k < n; k++)
-				member_send_ping(helpers[k], FRAME_PING_REQ,
-				    m->id);
-			m->ping_req_sent = true;
-		} else if (m->ping_req_sent && m->state == MEMBER_ALIVE &&
-		    now - m->ping_sent_ms >= 2u * pd->conf.ping_timeout_ms)
-			member_set_state(m, MEMBER_SUSPECT, "no ack, direct "
-			    "or indirect");
-	}
-	if (nmembers == 0)
-		return;
-	/* Round-robin over members with a link. */
-	for (size_t tries = 0; tries < nmembers; tries++) {
-		struct member *m = members[ping_cursor++ % nmembers];
-
-		if (m->link == NULL || m->ping_sent_ms != 0)
-			continue;
-		m->ping_sent_ms = now;
-		member_send_ping(m, FRAME_PING, NULL);
-		break;
-	}
-	/* A member whose link dropped and who stays silent is suspect. */
-	for (size_t i = 0; i < nmembers; i++) {
-		struct member *m = members[i];
-
-		if (m->link == NULL && m->state == MEMBER_ALIVE &&
-		    m->last_heard_ms != 0 &&
-		    now - m->last_heard_ms >= pd->conf.ping_timeout_ms)
-			member_set_state(m, MEMBER_SUSPECT, "no link");
-	}
 }
 
 json_t *

@@ -1,12 +1,10 @@
 /*
  * member.h: the membership table.  A member is a peer we have heard of,
  * through a handshake, a seed or a signed self-advertisement (GROUP_AD).
- * Failure detection is SWIM-like (REFERENCE.md "Gossip and membership"):
- * each tick one member is pinged; without an ACK within the ping timeout
- * two others probe it (PING_REQ); still silent, it is suspect; silent for
- * the silence window, it is dead and its link is not redialed.  The
- * receiver-side state per sender (rate bucket, replay stamp, strikes,
- * quarantine) lives here too.
+ * The table is plain data below the link layer: link.c attaches links and
+ * runs the receiver checks against it, view.c decides whom to link to and
+ * runs failure detection.  The receiver-side state per sender (rate
+ * bucket, replay stamp, strikes, quarantine) lives here too.
  */
 #ifndef MEMBER_H
 #define MEMBER_H
@@ -16,6 +14,7 @@
 
 #include <jansson.h>
 
+#include "dcbor.h"
 #include "hlc.h"
 #include "identity.h"
 #include "metrics.h"
@@ -55,6 +54,19 @@ struct member {
 	/* anti-entropy: when we sent it our digest / answered its digest */
 	uint64_t		 ae_asked_ms;
 	uint64_t		 ae_answered_ms;
+	/* the view (view.c) */
+	bool			 view_disc;	/* closed by DISCONNECT */
+	bool			 view_joined;	/* sent its JOIN on this link */
+	uint64_t		 view_shuffle_ms; /* its SHUFFLE last answered */
+	/* broadcast (gossip.c, Plumtree) */
+	bool			 pt_lazy;	/* we push it ids, not records */
+	uint64_t		 pt_first_ms;	/* it last delivered a new rumor */
+	struct dcbor_buf	 pt_out;	/* rumors queued for it */
+	uint32_t		 pt_nout;
+	uint64_t		 pt_due_ms;	/* pt_out leaves then */
+	uint64_t		 pt_last_ms;	/* last rumor frame to it */
+	uint64_t		*pt_ihave;	/* ids queued for its IHAVE */
+	uint32_t		 pt_nihave;
 };
 
 void		 member_init(void);
@@ -76,8 +88,9 @@ void		 member_heard(struct member *m);
 const char	*member_state_name(enum member_state s);
 /* JSON list for the "peers" command. */
 json_t		*member_list_json(void);
-/* One failure-detection round (called every tick). */
-void		 member_tick(void);
+/* Move m to state s (traced and logged when it changes). */
+void		 member_set_state(struct member *m, enum member_state s,
+		    const char *why);
 /*
  * The receiver checks of REFERENCE.md that belong to the sender, in order:
  * quarantine, age (--max-age-s), future stamp (a strike; --strikes of them

@@ -5,8 +5,9 @@
  * configuration (every knob of REFERENCE.md's timing constants and the
  * limits), the identity, the clock, the replica and the subsystems:
  * control.c (the JSON control socket), cmd.c (the one command table),
- * link.c (TCP links and their state machine), member.c (membership),
- * gossip.c (rumors and anti-entropy), replica.c (the replicated space),
+ * link.c (TCP links and their state machine), member.c (the member
+ * table), view.c (membership: the partial views), gossip.c (Plumtree
+ * broadcast and anti-entropy), replica.c (the replicated space),
  * fault.c (injected faults), trace.c (the ring of recent events).
  */
 #ifndef PEERD_H
@@ -49,8 +50,15 @@ struct peerd_conf {
 	uint32_t	 tick_ms;
 	uint32_t	 silence_ms;
 	uint32_t	 ping_timeout_ms;
-	uint32_t	 fanout;
-	uint32_t	 hops;
+	uint32_t	 hops;		/* a rumor's hop budget */
+
+	/* membership (view.c) and broadcast (gossip.c) */
+	uint32_t	 active;	/* active view: links kept */
+	uint32_t	 passive;	/* passive view: addresses kept */
+	uint32_t	 shuffle_ms;
+	uint32_t	 lazy_ms;	/* IHAVE batches leave this often */
+	uint32_t	 batch_ms;	/* rumors to one link: one frame per */
+	uint32_t	 graft_ms;	/* an IHAVE'd id missing: GRAFT after */
 
 	/* receiver checks */
 	uint32_t	 max_age_s;

@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,8 +26,6 @@
 #include <openssl/rand.h>
 
 #include "clock.h"
-#include "cmd.h"
-#include "control.h"
 #include "dcbor.h"
 #include "frame.h"
 #include "hex.h"
@@ -73,7 +72,8 @@ struct source {
 
 struct waiter {
 	struct waiter	*next;
-	struct ctl_req	*req;
+	swarm_done_fn	 done;		/* answered exactly once */
+	void		*arg;
 	bool		 complete;	/* wait for the blob, not the manifest */
 	uint64_t	 deadline_ms;
 };
@@ -524,12 +524,13 @@ flush_adds(evutil_socket_t fd, short ev, void *arg)
 /* ---- waiting requests --------------------------------------------------- */
 
 static void
-waiter_add(struct content *c, struct ctl_req *req, bool complete,
+waiter_add(struct content *c, swarm_done_fn done, void *arg, bool complete,
     uint64_t timeout_ms)
 {
 	struct waiter *w = xcalloc(1, sizeof(*w));
 
-	w->req = req;
+	w->done = done;
+	w->arg = arg;
 	w->complete = complete;
 	w->deadline_ms = clock_mono_ms() + timeout_ms;
 	w->next = c->waiters;
@@ -540,26 +541,28 @@ waiter_add(struct content *c, struct ctl_req *req, bool complete,
 
 /* Answer the waiters that are satisfied now (all of them with err). */
 static void
-waiters_answer(struct content *c, enum ctl_err err, const char *msg)
+waiters_answer(struct content *c, enum swarm_err err, const char *msg)
 {
 	struct waiter **wp = &c->waiters, *w;
 	uint64_t now = clock_mono_ms();
+	char late[160];
 
 	while ((w = *wp) != NULL) {
 		bool done = c->state == CS_COMPLETE ||
 		    (c->state == CS_FETCHING && !w->complete);
 
 		if (msg != NULL)
-			ctl_fail(w->req, err, "%s", msg);
+			w->done(w->arg, err, msg, NULL);
 		else if (done)
-			ctl_ok(w->req, content_json(c, true));
-		else if (now >= w->deadline_ms)
-			ctl_fail(w->req, CTL_TIMEOUT, "fetch %.12s: %s after "
+			w->done(w->arg, SWARM_OK, NULL, content_json(c, true));
+		else if (now >= w->deadline_ms) {
+			snprintf(late, sizeof(late), "fetch %.12s: %s after "
 			    "the deadline (%u of %u pieces)", c->hex,
 			    c->state == CS_MANIFEST ? "no manifest" :
 			    "not complete", c->ps ? pstore_count(c->ps) : 0,
 			    c->m ? c->m->npieces : 0);
-		else {
+			w->done(w->arg, SWARM_ETIMEOUT, late, NULL);
+		} else {
 			wp = &w->next;
 			continue;
 		}
@@ -572,7 +575,7 @@ static void
 content_free(struct content *c)
 {
 	TAILQ_REMOVE(&contents, c, entry);
-	waiters_answer(c, CTL_INTERNAL, "the peer is shutting down");
+	waiters_answer(c, SWARM_EINTERNAL, "the peer is shutting down");
 	for (size_t i = 0; i < c->nsrc; i++) {
 		free(c->src[i]->bits);
 		free(c->src[i]->no_defl);
@@ -618,7 +621,7 @@ content_done(struct content *c)
 	    (double)(c->end_us - c->start_us) / 1e6);
 	trace_add("swarm", "%.12s complete: %u pieces, %llu fetched", c->hex,
 	    c->m->npieces, (unsigned long long)c->pieces_fetched);
-	waiters_answer(c, CTL_INTERNAL, NULL);
+	waiters_answer(c, SWARM_EINTERNAL, NULL);
 }
 
 /* The store is open: size the scheduler's tables. */
@@ -932,7 +935,7 @@ recv_query(struct member *m, const struct body *b)
 }
 
 static void
-manifest_failed(struct content *c, enum ctl_err err, const char *why)
+manifest_failed(struct content *c, enum swarm_err err, const char *why)
 {
 	log_info("swarm %.12s: fetch abandoned: %s", c->hex, why);
 	trace_add("swarm", "%.12s fetch abandoned: %s", c->hex, why);
@@ -962,7 +965,7 @@ recv_hit(struct member *m, const struct body *b)
 			if (o->link != NULL && (os == NULL || !os->said_none))
 				return 0;
 		}
-		manifest_failed(c, CTL_NOT_FOUND, "no linked peer has it");
+		manifest_failed(c, SWARM_ENOTFOUND, "no linked peer has it");
 		return 0;
 	}
 	manifest_cid(b->manifest, b->manifest_len, cid);
@@ -979,7 +982,7 @@ recv_hit(struct member *m, const struct body *b)
 	    sizeof(err))) == NULL) {
 		/* A valid manifest (its hash is the cid) we cannot store. */
 		log_warnx("swarm %.12s: %s", c->hex, err);
-		manifest_failed(c, CTL_INTERNAL, err);
+		manifest_failed(c, SWARM_EINTERNAL, err);
 		return 0;
 	}
 	content_attach(c, ps);
@@ -993,7 +996,7 @@ recv_hit(struct member *m, const struct body *b)
 	if (c->state == CS_COMPLETE)
 		content_done(c);
 	else
-		waiters_answer(c, CTL_INTERNAL, NULL);
+		waiters_answer(c, SWARM_EINTERNAL, NULL);
 	pump(c);
 	return 0;
 }
@@ -1202,7 +1205,7 @@ swarm_recv(struct member *m, uint32_t kind, const uint8_t *body, size_t len,
 	}
 }
 
-void
+static void
 swarm_link_up(struct member *m)
 {
 	struct content *c;
@@ -1217,7 +1220,7 @@ swarm_link_up(struct member *m)
 	}
 }
 
-void
+static void
 swarm_link_down(struct member *m)
 {
 	struct content *c, *next;
@@ -1231,6 +1234,23 @@ swarm_link_down(struct member *m)
 		if (c->state == CS_FETCHING)
 			pump(c);
 	}
+}
+
+static void
+swarm_link(struct member *m, bool up)
+{
+	if (up)
+		swarm_link_up(m);
+	else
+		swarm_link_down(m);
+}
+
+/* The link-layer handler for the swarm's kinds. */
+static int
+swarm_frame(struct member *m, const struct frame *f, const char **why)
+{
+	return swarm_recv(m, f->kind, f->body, f->body_len, f->data,
+	    f->data_len, why);
 }
 
 /* ---- the tick: timeouts, backoff, flush, progress, stalls ------------- */
@@ -1326,9 +1346,9 @@ swarm_tick(evutil_socket_t fd, short ev, void *arg)
 	for (c = TAILQ_FIRST(&contents); c != NULL; c = next) {
 		next = TAILQ_NEXT(c, entry);
 		if (c->state == CS_MANIFEST) {
-			waiters_answer(c, CTL_INTERNAL, NULL);
+			waiters_answer(c, SWARM_EINTERNAL, NULL);
 			if (c->waiters == NULL || now >= c->manifest_deadline_ms)
-				manifest_failed(c, CTL_TIMEOUT, "no manifest "
+				manifest_failed(c, SWARM_ETIMEOUT, "no manifest "
 				    "before the deadline");
 			continue;
 		}
@@ -1339,7 +1359,7 @@ swarm_tick(evutil_socket_t fd, short ev, void *arg)
 			c->last_flush_ms = now;
 		}
 		if (c->waiters != NULL)
-			waiters_answer(c, CTL_INTERNAL, NULL);
+			waiters_answer(c, SWARM_EINTERNAL, NULL);
 		if (c->state != CS_FETCHING)
 			continue;
 		for (size_t i = 0; i < c->nsrc; i++)
@@ -1438,6 +1458,12 @@ swarm_init(void)
 	swarm_load();
 	tick_ev = event_new(pd->base, -1, EV_PERSIST, swarm_tick, NULL);
 	event_add(tick_ev, &tv);
+	link_register(FRAME_QUERY, swarm_frame);
+	link_register(FRAME_QUERY_HIT, swarm_frame);
+	link_register(FRAME_HAVE, swarm_frame);
+	link_register(FRAME_BLOCK_WANT, swarm_frame);
+	link_register(FRAME_BLOCK, swarm_frame);
+	link_observe(swarm_link);
 	have_ev = event_new(pd->base, -1, 0, flush_adds, NULL);
 }
 
@@ -1650,15 +1676,27 @@ out:
 	return rc;
 }
 
-void
-swarm_publish(struct ctl_req *req, json_t *args)
+/* Fail a request: the message into msg, and the error back. */
+static enum swarm_err
+swarm_fail(char *msg, size_t msglen, enum swarm_err e, const char *fmt, ...)
 {
-	const char *path = cmd_str(args, "path", NULL);
-	json_t *jsize = json_object_get(args, "size");
-	json_int_t kib = cmd_int(args, "piece_kib", MANIFEST_PIECE_DEFAULT /
-	    1024);
-	uint64_t size, seed = (uint64_t)cmd_int(args, "seed", 0);
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, msglen, fmt, ap);
+	va_end(ap);
+	return e;
+}
+
+enum swarm_err
+swarm_publish(const struct swarm_publish_req *r, json_t **result, char *msg,
+    size_t msglen)
+{
+	const char *path = r->path;
+	int64_t kib = r->piece_kib;
+	uint64_t size, seed = r->seed;
 	char stage[PATH_MAX + 64], dir[PATH_MAX + 80], err[256];
+	enum swarm_err rc = SWARM_OK;
 	uint8_t sha[MANIFEST_HASH_LEN], cid[CID_LEN];
 	struct manifest m;
 	struct dcbor_buf enc;
@@ -1667,55 +1705,52 @@ swarm_publish(struct ctl_req *req, json_t *args)
 	struct stat st;
 	int src = -1;
 
-	if ((path == NULL) == (jsize == NULL)) {
-		ctl_fail(req, CTL_BAD_ARGS, "publish: give \"path\", or "
-		    "\"size\" and \"seed\" for generated content");
-		return;
-	}
-	if (kib < 1 || (uint64_t)kib * 1024 > MANIFEST_PIECE_MAX) {
-		ctl_fail(req, CTL_BAD_ARGS, "publish: \"piece_kib\" %lld is out "
-		    "of range: 1 to %u (4 MiB, so a piece fits one frame)",
-		    (long long)kib, MANIFEST_PIECE_MAX / 1024);
-		return;
-	}
-	if ((uint64_t)kib * 1024 + 1024 > pd->conf.max_frame) {
-		ctl_fail(req, CTL_BAD_ARGS, "publish: a piece of %lld KiB does "
-		    "not fit --max-frame %u", (long long)kib,
+	*result = NULL;
+	if ((path == NULL) == !r->have_size)
+		return swarm_fail(msg, msglen, SWARM_EARGS, "publish: give "
+		    "\"path\", or \"size\" and \"seed\" for generated "
+		    "content");
+	if (kib < 1 || (uint64_t)kib * 1024 > MANIFEST_PIECE_MAX)
+		return swarm_fail(msg, msglen, SWARM_EARGS, "publish: "
+		    "\"piece_kib\" %lld is out of range: 1 to %u (4 MiB, so a "
+		    "piece fits one frame)", (long long)kib,
+		    MANIFEST_PIECE_MAX / 1024);
+	if ((uint64_t)kib * 1024 + 1024 > pd->conf.max_frame)
+		return swarm_fail(msg, msglen, SWARM_EARGS, "publish: a piece "
+		    "of %lld KiB does not fit --max-frame %u", (long long)kib,
 		    pd->conf.max_frame);
-		return;
-	}
 	if (path != NULL) {
 		if ((src = open(path, O_RDONLY | O_CLOEXEC)) == -1 ||
 		    fstat(src, &st) == -1 || !S_ISREG(st.st_mode)) {
-			ctl_fail(req, src == -1 ? CTL_NOT_FOUND : CTL_BAD_ARGS,
-			    "publish: %s: %s", path, src == -1 ?
-			    strerror(errno) : "not a regular file");
+			rc = swarm_fail(msg, msglen, src == -1 ?
+			    SWARM_ENOTFOUND : SWARM_EARGS, "publish: %s: %s",
+			    path, src == -1 ? strerror(errno) :
+			    "not a regular file");
 			if (src != -1)
 				close(src);
-			return;
+			return rc;
 		}
 		size = (uint64_t)st.st_size;
 	} else {
-		if (json_integer_value(jsize) < 1) {
-			ctl_fail(req, CTL_BAD_ARGS, "publish: \"size\" must be "
-			    ">= 1");
-			return;
-		}
-		size = (uint64_t)json_integer_value(jsize);
+		if (r->size < 1)
+			return swarm_fail(msg, msglen, SWARM_EARGS, "publish: "
+			    "\"size\" must be >= 1");
+		size = (uint64_t)r->size;
 	}
 	if (manifest_init(&m, size, (uint32_t)kib * 1024) == -1) {
-		ctl_fail(req, CTL_BAD_ARGS, "publish: %llu bytes in pieces of "
-		    "%lld KiB: empty, or more than %u pieces",
+		rc = swarm_fail(msg, msglen, SWARM_EARGS, "publish: %llu bytes "
+		    "in pieces of %lld KiB: empty, or more than %u pieces",
 		    (unsigned long long)size, (long long)kib,
 		    MANIFEST_PIECES_MAX);
 		if (src != -1)
 			close(src);
-		return;
+		return rc;
 	}
 	snprintf(stage, sizeof(stage), "%s/.stage-%d-%u", content_dir,
 	    (int)getpid(), ++stage_serial);
 	if (publish_stage(stage, src, seed, &m, sha, err, sizeof(err)) == -1) {
-		ctl_fail(req, CTL_INTERNAL, "publish: %s", err);
+		rc = swarm_fail(msg, msglen, SWARM_EINTERNAL, "publish: %s",
+		    err);
 		goto out;
 	}
 	dcbor_buf_init(&enc);
@@ -1725,11 +1760,11 @@ swarm_publish(struct ctl_req *req, json_t *args)
 		unlink(stage);
 		dcbor_buf_free(&enc);
 		if (c->state != CS_COMPLETE) {
-			ctl_fail(req, CTL_BUSY, "publish: %s is being fetched",
-			    c->hex);
+			rc = swarm_fail(msg, msglen, SWARM_EBUSY, "publish: "
+			    "%s is being fetched", c->hex);
 			goto out;
 		}
-		ctl_ok(req, content_json(c, true));
+		*result = content_json(c, true);
 		goto out;
 	}
 	c = content_new(cid);
@@ -1739,7 +1774,8 @@ swarm_publish(struct ctl_req *req, json_t *args)
 	if (ps == NULL) {
 		unlink(stage);
 		content_free(c);
-		ctl_fail(req, CTL_INTERNAL, "publish: %s", err);
+		rc = swarm_fail(msg, msglen, SWARM_EINTERNAL, "publish: %s",
+		    err);
 		goto out;
 	}
 	content_attach(c, ps);
@@ -1751,38 +1787,39 @@ swarm_publish(struct ctl_req *req, json_t *args)
 	    c->hex, (unsigned long long)m.size, m.npieces, m.piece_size);
 	trace_add("swarm", "%.12s published, %u pieces", c->hex, m.npieces);
 	announce_bits(c, false);
-	ctl_ok(req, content_json(c, true));
+	*result = content_json(c, true);
 out:
 	if (src != -1)
 		close(src);
 	manifest_free(&m);
+	return rc;
 }
 
 void
-swarm_fetch(struct ctl_req *req, json_t *args)
+swarm_fetch(const struct swarm_fetch_req *r, swarm_done_fn done, void *arg)
 {
-	const char *hex = cmd_str(args, "cid", "");
-	bool wait = cmd_bool(args, "wait", false);
-	json_int_t timeout = cmd_int(args, "timeout_ms", wait ? 600000 :
-	    SWARM_FETCH_TIMEOUT_MS);
-	json_int_t limit = cmd_int(args, "inflight", SWARM_INFLIGHT_DEFAULT);
-	json_int_t stall = cmd_int(args, "stall_ms", SWARM_STALL_MS);
-	const char *order = cmd_str(args, "order", "rarest");
+	const char *hex = r->cid, *order = r->order;
+	bool wait = r->wait;
+	int64_t timeout = r->timeout_ms, limit = r->inflight,
+	    stall = r->stall_ms;
+	char msg[160];
 	uint8_t cid[CID_LEN];
 	struct content *c;
 	bool fresh = false;
 
 	if (!is_cid_hex(hex) || hex_decode(hex, cid, CID_LEN) == -1) {
-		ctl_fail(req, CTL_BAD_ARGS, "fetch: \"cid\" must be 64 "
-		    "lower-case hex digits");
+		done(arg, SWARM_EARGS, "fetch: \"cid\" must be 64 lower-case "
+		    "hex digits", NULL);
 		return;
 	}
 	if (timeout < 1 || timeout > 86400000 || limit < 1 ||
 	    limit > SWARM_INFLIGHT_MAX || stall < 100 || stall > 86400000 ||
 	    (strcmp(order, "rarest") != 0 && strcmp(order, "random") != 0)) {
-		ctl_fail(req, CTL_BAD_ARGS, "fetch: \"timeout_ms\" 1..86400000, "
-		    "\"inflight\" 1..%u, \"stall_ms\" 100..86400000, \"order\" "
-		    "rarest or random", SWARM_INFLIGHT_MAX);
+		swarm_fail(msg, sizeof(msg), SWARM_EARGS, "fetch: "
+		    "\"timeout_ms\" 1..86400000, \"inflight\" 1..%u, "
+		    "\"stall_ms\" 100..86400000, \"order\" rarest or random",
+		    SWARM_INFLIGHT_MAX);
+		done(arg, SWARM_EARGS, msg, NULL);
 		return;
 	}
 	if ((c = content_find(cid)) == NULL) {
@@ -1793,10 +1830,10 @@ swarm_fetch(struct ctl_req *req, json_t *args)
 	c->stall_ms = (uint32_t)stall;
 	c->random_order = strcmp(order, "random") == 0;
 	if (c->state == CS_COMPLETE || (c->state == CS_FETCHING && !wait)) {
-		ctl_ok(req, content_json(c, true));
+		done(arg, SWARM_OK, NULL, content_json(c, true));
 		return;
 	}
-	waiter_add(c, req, wait, (uint64_t)timeout);
+	waiter_add(c, done, arg, wait, (uint64_t)timeout);
 	if (!fresh) {
 		pump(c);
 		return;
@@ -1808,46 +1845,45 @@ swarm_fetch(struct ctl_req *req, json_t *args)
 			send_query(c, member_at(i));
 }
 
-void
-swarm_content(struct ctl_req *req, json_t *args)
+enum swarm_err
+swarm_content(const char *hex, bool want_sha, json_t **result, char *msg,
+    size_t msglen)
 {
-	const char *hex = cmd_str(args, "cid", NULL);
-	bool want_sha = cmd_bool(args, "sha256", true);
 	uint8_t cid[CID_LEN];
 	struct content *c;
 	json_t *arr;
 
+	*result = NULL;
 	if (hex != NULL) {
-		if (!is_cid_hex(hex) || hex_decode(hex, cid, CID_LEN) == -1) {
-			ctl_fail(req, CTL_BAD_ARGS, "content: \"cid\" must be "
-			    "64 lower-case hex digits");
-			return;
-		}
-		if ((c = content_find(cid)) == NULL) {
-			ctl_fail(req, CTL_NOT_FOUND, "content: %.64s is not "
-			    "held or fetched here", hex);
-			return;
-		}
-		ctl_ok(req, content_json(c, want_sha));
-		return;
+		if (!is_cid_hex(hex) || hex_decode(hex, cid, CID_LEN) == -1)
+			return swarm_fail(msg, msglen, SWARM_EARGS, "content: "
+			    "\"cid\" must be 64 lower-case hex digits");
+		if ((c = content_find(cid)) == NULL)
+			return swarm_fail(msg, msglen, SWARM_ENOTFOUND,
+			    "content: %.64s is not held or fetched here", hex);
+		*result = content_json(c, want_sha);
+		return SWARM_OK;
 	}
 	arr = json_array();
 	TAILQ_FOREACH(c, &contents, entry)
 		json_array_append_new(arr, content_json(c, want_sha));
-	ctl_ok(req, json_pack("{s:o}", "contents", arr));
+	*result = json_pack("{s:o}", "contents", arr);
+	return SWARM_OK;
 }
 
-void
-swarm_fault(struct ctl_req *req, json_t *args)
+json_t *
+swarm_fault(int corrupt, int shorten)
 {
-	corrupt_pieces = cmd_bool(args, "corrupt_pieces", corrupt_pieces);
-	short_pieces = cmd_bool(args, "short_pieces", short_pieces);
+	if (corrupt != -1)
+		corrupt_pieces = corrupt != 0;
+	if (shorten != -1)
+		short_pieces = shorten != 0;
 	log_warnx("swarm: test-only fault corrupt_pieces %s, short_pieces %s",
 	    corrupt_pieces ? "ON: every piece served has a byte flipped" :
 	    "off", short_pieces ? "ON: every piece served is a byte short" :
 	    "off");
 	trace_add("fault", "swarm corrupt_pieces %s short_pieces %s",
 	    corrupt_pieces ? "on" : "off", short_pieces ? "on" : "off");
-	ctl_ok(req, json_pack("{s:b, s:b}", "corrupt_pieces", corrupt_pieces,
-	    "short_pieces", short_pieces));
+	return json_pack("{s:b, s:b}", "corrupt_pieces", corrupt_pieces,
+	    "short_pieces", short_pieces);
 }

@@ -18,12 +18,12 @@
 #ifndef SWARM_H
 #define SWARM_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include <jansson.h>
 
-struct ctl_req;
 struct member;
 
 #define SWARM_INFLIGHT_DEFAULT	4	/* requests in flight per source */
@@ -41,13 +41,13 @@ struct member;
 #define SWARM_OUTQ_MAX		(32u << 20) /* refuse wants above this queue */
 #define SWARM_FETCH_TIMEOUT_MS	10000	/* default wait for the manifest */
 
-/* Open the stores under DIR/content (resuming incomplete fetches). */
+/*
+ * Open the stores under DIR/content (resuming incomplete fetches); register
+ * the swarm's kinds and a link observer with link.c.
+ */
 void	 swarm_init(void);
 /* Answer waiting requests, flush and close every store. */
 void	 swarm_free(void);
-/* A link to m came up / went down. */
-void	 swarm_link_up(struct member *m);
-void	 swarm_link_down(struct member *m);
 /*
  * Dispatch a QUERY, QUERY_HIT, HAVE, BLOCK_WANT or BLOCK body from m, with
  * the frame's detached payload (a BLOCK's piece; NULL otherwise), which no
@@ -59,16 +59,53 @@ int	 swarm_recv(struct member *m, uint32_t kind, const uint8_t *body,
 	    size_t len, const uint8_t *data, size_t data_len,
 	    const char **why);
 
+/* How a swarm request ended; the command handlers (cmd.c) translate. */
+enum swarm_err {
+	SWARM_OK = 0,
+	SWARM_EARGS,		/* a bad argument */
+	SWARM_ENOTFOUND,	/* no such file, blob, or no peer has it */
+	SWARM_EBUSY,		/* publishing a blob being fetched */
+	SWARM_ETIMEOUT,		/* the deadline passed */
+	SWARM_EINTERNAL,	/* storage failed, or the peer is stopping */
+};
+
 /*
- * The control commands (docs/control.md).  publish answers at once;
- * fetch answers when the manifest is known (or, with "wait", when the
- * blob is complete) and fails not_found if no linked peer has it;
- * content reports one blob or all; swarm_fault sets the test-only fault.
- * Each answers req exactly once.
+ * A fetch's answer, called exactly once: SWARM_OK with result (a new
+ * reference for the callee), or an error with a message.
  */
-void	 swarm_publish(struct ctl_req *req, json_t *args);
-void	 swarm_fetch(struct ctl_req *req, json_t *args);
-void	 swarm_content(struct ctl_req *req, json_t *args);
-void	 swarm_fault(struct ctl_req *req, json_t *args);
+typedef void	(*swarm_done_fn)(void *arg, enum swarm_err err,
+		    const char *msg, json_t *result);
+
+struct swarm_publish_req {
+	const char	*path;		/* a file, or NULL: generated content */
+	bool		 have_size;	/* generated: size bytes from seed */
+	int64_t		 size;
+	uint64_t	 seed;
+	int64_t		 piece_kib;
+};
+
+struct swarm_fetch_req {
+	const char	*cid;		/* 64 lower-case hex digits */
+	bool		 wait;		/* answer when complete, not at the
+					   manifest */
+	int64_t		 timeout_ms, inflight, stall_ms;
+	const char	*order;		/* "rarest" or "random" */
+};
+
+/* Publish a file or generated content: *result the blob, or msg. */
+enum swarm_err	 swarm_publish(const struct swarm_publish_req *r,
+		    json_t **result, char *msg, size_t msglen);
+/*
+ * Fetch a blob: done is called when the manifest is known (with wait,
+ * when the blob is complete), or with SWARM_ENOTFOUND if no linked peer
+ * has it, or at once for bad arguments.
+ */
+void		 swarm_fetch(const struct swarm_fetch_req *r,
+		    swarm_done_fn done, void *arg);
+/* One blob (hex) or all (hex NULL) as *result, or msg. */
+enum swarm_err	 swarm_content(const char *hex, bool want_sha,
+		    json_t **result, char *msg, size_t msglen);
+/* The test-only fault (-1 leaves a flag as it is); the flags now. */
+json_t		*swarm_fault(int corrupt, int shorten);
 
 #endif

@@ -1,12 +1,14 @@
 /*
  * fuzz_dispatch.c: libFuzzer target for what a peer does with a frame body
  * once the handshake is over and the receiver checks have passed:
- * gossip_recv (PING, PING_REQ, ACK, GROUP_AD, RUMOR, DIGEST, PULL_RESP) and,
+ * gossip_recv (PING, PING_REQ, ACK, RUMOR, DIGEST, PULL_RESP), view_recv
+ * (GROUP_AD; fuzz_view takes the other membership kinds) and,
  * under RUMOR and PULL_RESP, replica_apply_record on each record.
  *
  * The first input byte chooses what the rest is and the sender's standing:
  *   bits 0-2  0 PING, 1 PING_REQ, 2 ACK, 3 GROUP_AD, 4 RUMOR, 5 DIGEST,
- *             6 PULL_RESP: the rest is that kind's body for gossip_recv;
+ *             6 PULL_RESP: the rest is that kind's body for gossip_recv
+ *             (view_recv for GROUP_AD);
  *             7: the rest is records, replica_apply_record until one fails
  *   bit 3     we asked the sender for deltas (a PULL_RESP's records count)
  *   bit 4     the sender's key is known (claims it holds are verified)
@@ -50,6 +52,7 @@
 #include "space.h"
 #include "stats.h"
 #include "trace.h"
+#include "view.h"
 
 #include "fuzz_daemon.h"
 
@@ -365,6 +368,7 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	stats_init();
 	member_init();
 	replica_init();
+	view_init();
 	fz_echo = getenv("FUZZ_ECHO") != NULL;
 	if ((dir = getenv("FUZZ_SEED_DIR")) != NULL) {
 		gen_seeds(dir);
@@ -415,7 +419,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				abort();
 		}
 	} else {
-		rc = gossip_recv(from, mode_kind[mode], data, size);
+		rc = mode_kind[mode] == FRAME_GROUP_AD ?
+		    view_recv(from, FRAME_GROUP_AD, data, size) :
+		    gossip_recv(from, mode_kind[mode], data, size);
 		if (rc != 0 && rc != -1)
 			abort();
 	}

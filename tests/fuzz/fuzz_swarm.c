@@ -53,6 +53,7 @@
 #include "stats.h"
 #include "swarm.h"
 #include "trace.h"
+#include "view.h"
 
 #include "fuzz_daemon.h"
 
@@ -153,16 +154,48 @@ link_count(void)
 }
 
 int
-link_add_seed(const char *hostport)
+view_add_seed(const char *hostport)
 {
 	(void)hostport;
 	return -1;
+}
+
+size_t
+view_active_count(void)
+{
+	return 1;
+}
+
+size_t
+view_passive_count(void)
+{
+	return 0;
+}
+
+json_t *
+view_json(void)
+{
+	return json_object();
 }
 
 json_t *
 link_list_json(void)
 {
 	return json_array();
+}
+
+/* The swarm registers its kinds and observer; this target calls it. */
+void
+link_register(uint32_t kind, link_handler_fn fn)
+{
+	(void)kind;
+	(void)fn;
+}
+
+void
+link_observe(link_observer_fn fn)
+{
+	(void)fn;
 }
 
 static void

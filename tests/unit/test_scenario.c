@@ -221,7 +221,7 @@ START_TEST(test_actions_defaults)
 	    "{\"name\": \"t\", \"description\": \"d\",\n"
 	    " \"timeout_s\": 10, \"sample_ms\": 0,\n"
 	    " \"fleet\": {\"peers\": 3, \"knobs\": {\"hops\": 4, "
-	    "\"fanout\": 2}},\n"
+	    "\"active\": 2}},\n"
 	    " \"steps\": [\n"
 	    "  {\"action\": \"start\", \"peers\": [0, 1]},\n"
 	    "  {\"action\": \"join\", \"knobs\": {\"hops\": 2}, \"at_ms\": 5},\n"
@@ -248,7 +248,7 @@ START_TEST(test_actions_defaults)
 	    "{\"action\":\"start\",\"name\":\"start#0\",\"at_ms\":null,"
 	    "\"timeout_s\":60.0,\"peers\":[0,1]},"
 	    "{\"action\":\"join\",\"name\":\"join#1\",\"at_ms\":5,"
-	    "\"timeout_s\":60.0,\"knobs\":{\"hops\":2,\"fanout\":2},"
+	    "\"timeout_s\":60.0,\"knobs\":{\"hops\":2,\"active\":2},"
 	    "\"index\":3},"
 	    "{\"action\":\"connect\",\"name\":\"connect#2\",\"at_ms\":5,"
 	    "\"timeout_s\":60.0,\"from\":3,\"to\":0},"
@@ -358,7 +358,8 @@ START_TEST(test_err_unknown_key)
 	    "{\"peers\": 1, \"knobs\": {\"setle-ms\": 1}}}", NULL, 0,
 	    "t.json:1: fleet.knobs.setle-ms: unknown peerd flag; expected "
 	    "one of settle-ms, take-retry-ms, take-lease-ms, gossip-ms, "
-	    "tick-ms, silence-ms, ping-timeout-ms, fanout, hops, max-age-s, "
+	    "tick-ms, silence-ms, ping-timeout-ms, hops, active, passive, "
+	    "shuffle-ms, lazy-ms, batch-ms, graft-ms, max-age-s, "
 	    "max-future-s, rate-burst, rate, strikes, quarantine-s, "
 	    "max-links, max-clients, max-frame, max-line, max-entries, "
 	    "trace-events, log-level, test-hooks, direct-io");

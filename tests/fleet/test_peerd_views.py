@@ -1,0 +1,122 @@
+#!/usr/bin/env python3
+"""Partial views at toy scale (ten peers, --active 3, so no full mesh):
+the views stay within their bounds and form one connected overlay, every
+write reaches every peer through the broadcast tree, a relay killed in the
+middle of a write burst is routed around (every acknowledged write reaches
+every live peer and the views refill), and a partition heals."""
+import collections
+
+from fleet import Fleet, run, wait_until
+
+ACTIVE = 3
+N = 10
+FAST = ["--gossip-ms", "200", "--tick-ms", "50", "--ping-timeout-ms", "300",
+        "--silence-ms", "1500", "--active", str(ACTIVE), "--passive", "8",
+        "--shuffle-ms", "500", "--graft-ms", "100", "--lazy-ms", "50"]
+
+
+def links_of(peers):
+    """PeerId -> the PeerIds it holds an UP link to."""
+    return {p.peer_id: {m["peer_id"] for m in p.call("peers")["members"]
+                        if m["link"]} for p in peers}
+
+
+def views_ok(peers):
+    """Each peer within its bounds and min(active, n-1) links to live
+    peers; the union of the links one connected graph."""
+    ids = {p.peer_id for p in peers}
+    links = links_of(peers)
+    for pid, up in links.items():
+        assert len(up) <= ACTIVE + 1, "%s holds %d links" % (pid, len(up))
+        if len(up & ids) < min(ACTIVE, len(peers) - 1):
+            return False
+    seen, todo = set(), collections.deque([next(iter(ids))])
+    while todo:
+        pid = todo.popleft()
+        if pid in seen:
+            continue
+        seen.add(pid)
+        todo.extend((links[pid] & ids) - seen)
+    return seen == ids
+
+
+def start_partial(f, n):
+    first = f.add().start()
+    for _ in range(n - 1):
+        f.add().start(seeds=[first.addr])
+    wait_until(lambda: views_ok(f.peers), 30, "partial views")
+    return f.peers
+
+
+def have_all(peers, type_, ids):
+    for p in peers:
+        got = {e["id"] for e in p.call("read", type=type_, all=True)[
+            "entries"]}
+        if not ids <= got:
+            return False
+    return True
+
+
+def test_views_bounded_connected_and_deliver():
+    with Fleet(extra=FAST) as f:
+        peers = start_partial(f, N)
+        # Not a mesh: nobody links to everyone.
+        assert all(len(up) <= ACTIVE + 1 for up in links_of(peers).values())
+        ids = {peers[i % N].call("write", type="v#v1", fields={"i": i})[
+            "id"] for i in range(40)}
+        wait_until(lambda: have_all(peers, "v#v1", ids), 15,
+                   "40 writes on every peer")
+        eager = sum(p.counter("push.eager_copies") for p in peers)
+        assert eager >= 40 * (N - 1), eager
+        for p in peers:
+            g = p.metrics()["gauges"]
+            assert g["view.active"] <= ACTIVE + 1, g
+            assert g["view.passive"] <= 8, g
+
+
+def test_relay_killed_mid_burst_is_routed_around():
+    with Fleet(extra=FAST) as f:
+        peers = start_partial(f, N)
+        warm = {peers[0].call("write", type="w#v1", fields={"i": i})["id"]
+                for i in range(20)}
+        wait_until(lambda: have_all(peers, "w#v1", warm), 15, "warm-up")
+        # The busiest relay of the tree (never the writer).
+        victim = max(peers[1:], key=lambda p: p.metrics()["gauges"][
+            "push.tree_degree"])
+        live = [p for p in peers if p is not victim]
+        ids = set()
+        for i in range(200):
+            ids.add(peers[0].call("write", type="k#v1",
+                                  fields={"i": i})["id"])
+            if i == 60:
+                victim.kill()
+        wait_until(lambda: have_all(live, "k#v1", ids), 20,
+                   "every write on every live peer")
+        wait_until(lambda: views_ok(live), 20, "the views refilled")
+
+
+def test_partition_heals_on_partial_views():
+    with Fleet(extra=FAST) as f:
+        peers = start_partial(f, N)
+        left, right = peers[:N // 2], peers[N // 2:]
+        for p in left:
+            p.call("fault", partition=[q.peer_id for q in right])
+        for p in right:
+            p.call("fault", partition=[q.peer_id for q in left])
+        a = {left[0].call("write", type="h#v1", fields={"i": i})["id"]
+             for i in range(10)}
+        b = {right[0].call("write", type="h#v1", fields={"i": i})["id"]
+             for i in range(10, 20)}
+        wait_until(lambda: have_all(left, "h#v1", a), 15, "the left side")
+        wait_until(lambda: have_all(right, "h#v1", b), 15, "the right side")
+        for p in peers:
+            p.call("fault", clear=True)
+        wait_until(lambda: have_all(peers, "h#v1", a | b), 30,
+                   "both sides everywhere after the heal")
+        wait_until(lambda: views_ok(peers), 30, "one overlay again")
+
+
+if __name__ == "__main__":
+    run([test_views_bounded_connected_and_deliver,
+         test_relay_killed_mid_burst_is_routed_around,
+         test_partition_heals_on_partial_views])
