@@ -101,7 +101,7 @@ static const char *const param_types[] = {
 static const char *const fleet_keys[] = {
 	"peers", "binding", "topology", "knobs", NULL
 };
-static const char *const bindings[] = { "tcp", NULL };
+static const char *const bindings[] = { "tcp", "tls", NULL };
 static const char *const topologies[] = { "mesh", "ring", "star", NULL };
 static const char *const untils[] = {
 	"connected", "converged", "visible", "taken", "fetched", "metric", NULL

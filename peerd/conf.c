@@ -15,6 +15,7 @@ conf_defaults(struct peerd_conf *c)
 	c->listen = "127.0.0.1:0";
 	c->group = "fleet";
 	c->log_level = "info";
+	c->binding = "tcp";
 	c->settle_ms = 200;
 	c->take_retry_ms = 20;
 	c->take_lease_ms = 30000;

@@ -48,6 +48,7 @@ enum {
 	OPT_MAX_LINKS, OPT_MAX_CLIENTS, OPT_MAX_FRAME, OPT_MAX_LINE,
 	OPT_MAX_ENTRIES, OPT_TRACE_EVENTS, OPT_LOG_LEVEL, OPT_LOG_FILE,
 	OPT_GROUP, OPT_HOLD, OPT_TEST_HOOKS, OPT_FAULT_SEED, OPT_DIRECT_IO,
+	OPT_BINDING,
 };
 
 static const struct option longopts[] = {
@@ -57,6 +58,7 @@ static const struct option longopts[] = {
 	{ "control", required_argument, NULL, 'c' },
 	{ "seed", required_argument, NULL, 's' },
 	{ "group", required_argument, NULL, OPT_GROUP },
+	{ "binding", required_argument, NULL, OPT_BINDING },
 	{ "hold", no_argument, NULL, OPT_HOLD },
 	{ "test-hooks", no_argument, NULL, OPT_TEST_HOOKS },
 	{ "fault-seed", required_argument, NULL, OPT_FAULT_SEED },
@@ -101,6 +103,8 @@ usage(FILE *fp)
 "  --control PATH         the JSON control socket (mode 0600)\n"
 "  --seed HOST:PORT       a peer to dial at start (repeatable)\n"
 "  --group NAME           the fabric group (default \"fleet\")\n"
+"  --binding tcp|tls      links over plain TCP (default) or TLS 1.3 with\n"
+"                         Ed25519 identity certificates (docs/protocol.md)\n"
 "  --hold                 stop (SIGSTOP) after the ready line, before the loop\n"
 "  --log-level LEVEL      error, warn, info (default) or debug\n"
 "  --log-file PATH        default DIR/peerd.log; \"-\" for stderr\n"
@@ -158,6 +162,7 @@ conf_parse(struct peerd_conf *c, int argc, char **argv)
 			c->seeds[c->nseeds++] = optarg;
 			break;
 		case OPT_GROUP: c->group = optarg; break;
+		case OPT_BINDING: c->binding = optarg; break;
 		case OPT_HOLD: c->hold = true; break;
 		case OPT_TEST_HOOKS: c->test_hooks = true; break;
 		case OPT_DIRECT_IO: c->direct_io = true; break;
@@ -201,6 +206,11 @@ conf_parse(struct peerd_conf *c, int argc, char **argv)
 	if (c->name == NULL || c->dir == NULL || c->control == NULL) {
 		fprintf(stderr, "peerd: --name, --dir and --control are required\n");
 		usage(stderr);
+		exit(2);
+	}
+	if (strcmp(c->binding, "tcp") != 0 && strcmp(c->binding, "tls") != 0) {
+		fprintf(stderr, "peerd: --binding: expected tcp or tls, got "
+		    "\"%s\"\n", c->binding);
 		exit(2);
 	}
 	if (log_level_parse(c->log_level) == -1) {

@@ -5,7 +5,7 @@
  * configuration (every knob of REFERENCE.md's timing constants and the
  * limits), the identity, the clock, the replica and the subsystems:
  * control.c (the JSON control socket), cmd.c (the one command table),
- * link.c (TCP links and their state machine), member.c (membership),
+ * link.c (links and their state machine) over transport.c (TCP or TLS), member.c (membership),
  * gossip.c (rumors and anti-entropy), replica.c (the replicated space),
  * fault.c (injected faults), trace.c (the ring of recent events).
  */
@@ -35,6 +35,7 @@ struct peerd_conf {
 	const char	*group;
 	const char	*log_level;
 	const char	*log_file;	/* default DIR/peerd.log; "-" stderr */
+	const char	*binding;	/* "tcp" or "tls" (transport.c) */
 	char		**seeds;	/* host:port */
 	int		 nseeds;
 	bool		 hold;
