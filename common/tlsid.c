@@ -144,11 +144,13 @@ tlsid_ctx_new(const struct identity *ident)
 	SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER |
 	    SSL_VERIFY_FAIL_IF_NO_PEER_CERT, tlsid_verify_cb);
 	/*
-	 * libevent retries a write from wherever its buffer then is, and
-	 * drains what was written: moving buffers and partial writes.
+	 * libevent retries a blocked write from wherever its buffer then is
+	 * (moving buffers).  Never partial writes: libevent 2.1 goes on to the
+	 * next chunk after a short SSL_write and drains as if the chunks were
+	 * contiguous, which corrupts the stream (test_peerd_tls found it).
 	 */
-	SSL_CTX_set_mode(ctx, SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER |
-	    SSL_MODE_ENABLE_PARTIAL_WRITE);
+	SSL_CTX_set_mode(ctx, SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
+	SSL_CTX_clear_mode(ctx, SSL_MODE_ENABLE_PARTIAL_WRITE);
 	return ctx;
 }
 

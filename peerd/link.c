@@ -406,6 +406,20 @@ link_send_to(struct link *l, uint32_t kind, const uint8_t *to,
 		return -1;
 	}
 	total = sendbuf.len + plen;
+	/*
+	 * No sendfile through user-space TLS: the encryption needs the bytes,
+	 * so a file range is read into the frame (one copy) and goes as
+	 * memory.  (With kTLS the kernel could encrypt a sendfile, but
+	 * libevent's OpenSSL bufferevent has no path for it; docs/protocol.md.)
+	 */
+	if (pl != NULL && pl->mem == NULL && !transport_raw()) {
+		if (payload_copy(&sendbuf, pl) == -1) {
+			log_warn("link #%llu: read payload",
+			    (unsigned long long)l->serial);
+			return -1;
+		}
+		pl = NULL;
+	}
 	if (delay_us > 0 || l->delay_until_us > clock_mono_us()) {
 		struct delayed *d;
 		uint64_t now = clock_mono_us(), at = now + delay_us;

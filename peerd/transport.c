@@ -195,9 +195,9 @@ transport_flush_now(struct bufferevent *bev)
 		return;
 	}
 	/*
-	 * What libevent has not handed to SSL_write is still at the head of
-	 * out (partial writes drain only what went), so writing it all here
-	 * continues any write it left pending.
+	 * libevent drains only what SSL_write took whole, so the head of out
+	 * is any write it left pending: writing it all here continues that
+	 * write (moving buffers allowed, the same bytes first).
 	 */
 	if ((ssl = bufferevent_openssl_get_ssl(bev)) == NULL || len == 0 ||
 	    len > INT32_MAX || !SSL_is_init_finished(ssl))
