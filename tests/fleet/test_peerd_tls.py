@@ -11,6 +11,7 @@ completes (dropped by the handshake timeout, its link slot freed); garbage
 after the handshake, inside TLS and as raw bytes on the socket.  Client
 certificates are made with the openssl command line."""
 import hashlib
+import json
 import os
 import socket
 import ssl
@@ -19,7 +20,7 @@ import subprocess
 import tempfile
 import time
 
-from fleet import Fleet, cbor, forged_frame, run, wait_until
+from fleet import BUILD, Fleet, cbor, forged_frame, run, wait_until
 
 TLS = ["--binding", "tls"]
 FAST = ["--gossip-ms", "200", "--tick-ms", "50", "--ping-timeout-ms", "300",
@@ -299,8 +300,43 @@ def test_garbage_after_handshake():
         alive(p)
 
 
+def test_orchestrated_scenarios_on_tls():
+    """fleet.binding through orchestrate: --set binding=tls reaches every
+    peer's command line, and the swarm and gossip pass on TLS."""
+    with tempfile.TemporaryDirectory(prefix="orch-tls-", dir="/tmp") as out:
+        for sc, sets in (("swarm", ["peers=3", "mebibytes=2",
+                                    "piece_kib=64"]),
+                         ("gossip", ["peers=3", "entries=20"])):
+            argv = [os.path.join(BUILD, "orchestrate"),
+                    "scenarios/%s.json" % sc, "--set", "binding=tls",
+                    "--out", out, "-q"]
+            for kv in sets:
+                argv += ["--set", kv]
+            p = subprocess.run(argv, capture_output=True, timeout=200)
+            assert p.returncode == 0, (sc, p.stderr.decode()[-2000:])
+            d = os.path.join(out, "latest")
+            with open(os.path.join(d, "report.json")) as fh:
+                rep = json.load(fh)
+            assert rep["status"] == "pass", rep["checks"]
+            assert rep["params"]["binding"] == "tls"
+            with open(os.path.join(d, "run.json")) as fh:
+                rj = json.load(fh)
+            for peer in rj["peers"]:
+                cmd = peer["cmdline"]
+                cmd = cmd if isinstance(cmd, str) else " ".join(cmd)
+                assert "--binding tls" in cmd, cmd
+            for k in range(3):
+                with open(os.path.join(d, "peers", str(k),
+                                       "metrics.json")) as fh:
+                    c = json.load(fh)["counters"]
+                assert c["tls.handshakes"] >= 2, (sc, k, c["tls.handshakes"])
+                assert sum(c["frames.bad"].values()) == 0, c["frames.bad"]
+            if sc == "swarm":
+                assert rep["measures"]["swarm.verified"]["value"] == 2
+
+
 if __name__ == "__main__":
-    run([test_tls_fleet, test_frames_are_bare_and_plaintext_refused,
+    run([test_tls_fleet, test_orchestrated_scenarios_on_tls, test_frames_are_bare_and_plaintext_refused,
          test_tls12_and_bad_certs_refused, test_hello_from_another_id,
          test_stalled_handshakes_time_out_and_free_slots,
          test_garbage_after_handshake])
