@@ -1,5 +1,5 @@
 /*
- * link.c: TCP links, their state machine, framing and receiver checks
+ * link.c: links, their state machine, framing and receiver checks
  * (see link.h).  Sockets are libevent bufferevents; a link is never freed
  * inside its own callback: link_close marks it DEAD and the reaper event
  * frees it, clearing the member's back-pointer.  What carries the bytes
@@ -864,7 +864,6 @@ static void
 link_event_cb(struct bufferevent *bev, short what, void *arg)
 {
 	struct link *l = arg;
-
 	const char *why;
 	int rc;
 
