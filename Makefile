@@ -18,7 +18,7 @@ DESTDIR  ?=
 CFLAGS   ?= -O2 -g
 LDFLAGS  ?=
 
-PKGS      := openssl libevent jansson libcbor libxxhash
+PKGS      := openssl libevent libevent_openssl jansson libcbor libxxhash
 CHECK_PKG := check
 
 WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \

@@ -82,18 +82,44 @@ put_key(struct dcbor_buf *b, const char *k)
 	dcbor_put_text(b, k, strlen(k));
 }
 
+static int	frame_build(struct dcbor_buf *, const struct identity *,
+		    bool, uint32_t, const char *, const uint8_t *,
+		    const struct hlc_stamp *, const uint8_t *, size_t, size_t,
+		    size_t);
+
 int
 frame_encode(struct dcbor_buf *out, const struct identity *ident,
     uint32_t kind, const char *group, const uint8_t *to,
     const struct hlc_stamp *stamp, const uint8_t *body, size_t body_len,
     size_t cap)
 {
-	return frame_encode_head(out, ident, kind, group, to, stamp, body,
+	return frame_build(out, ident, false, kind, group, to, stamp, body,
 	    body_len, 0, cap);
 }
 
 int
 frame_encode_head(struct dcbor_buf *out, const struct identity *ident,
+    uint32_t kind, const char *group, const uint8_t *to,
+    const struct hlc_stamp *stamp, const uint8_t *body, size_t body_len,
+    size_t data_len, size_t cap)
+{
+	return frame_build(out, ident, false, kind, group, to, stamp, body,
+	    body_len, data_len, cap);
+}
+
+int
+frame_encode_bare(struct dcbor_buf *out, const struct identity *ident,
+    uint32_t kind, const char *group, const uint8_t *to,
+    const struct hlc_stamp *stamp, const uint8_t *body, size_t body_len,
+    size_t data_len, size_t cap)
+{
+	return frame_build(out, ident, true, kind, group, to, stamp, body,
+	    body_len, data_len, cap);
+}
+
+/* Every encoder: signed (key and sig after the envelope) or bare. */
+static int
+frame_build(struct dcbor_buf *out, const struct identity *ident, bool bare,
     uint32_t kind, const char *group, const uint8_t *to,
     const struct hlc_stamp *stamp, const uint8_t *body, size_t body_len,
     size_t data_len, size_t cap)
@@ -121,7 +147,7 @@ frame_encode_head(struct dcbor_buf *out, const struct identity *ident,
 		return -1;
 
 	dcbor_put_raw(out, zero_prefix, sizeof(zero_prefix));
-	dcbor_put_map(out, data_len > 0 ? 4 : 3);
+	dcbor_put_map(out, (bare ? 1 : 3) + (data_len > 0));
 	put_key(out, "env");
 	env = out->len;
 	dcbor_put_map(out, 7);
@@ -140,16 +166,19 @@ frame_encode_head(struct dcbor_buf *out, const struct identity *ident,
 	put_key(out, "stamp");
 	hlc_encode(out, stamp);
 
-	flen = out->len - start - FRAME_LEN_PREFIX + FRAME_TAIL_LEN + dlen;
-	if (flen > cap || flen > UINT32_MAX ||
-	    identity_sign(ident, out->data + env, out->len - env, sig) == -1) {
+	flen = out->len - start - FRAME_LEN_PREFIX +
+	    (bare ? 0 : FRAME_TAIL_LEN) + dlen;
+	if (flen > cap || flen > UINT32_MAX || (!bare &&
+	    identity_sign(ident, out->data + env, out->len - env, sig) == -1)) {
 		out->len = start;
 		return -1;
 	}
-	put_key(out, "key");
-	dcbor_put_bytes(out, ident->pub, IDENTITY_PUB_LEN);
-	put_key(out, "sig");
-	dcbor_put_bytes(out, sig, IDENTITY_SIG_LEN);
+	if (!bare) {
+		put_key(out, "key");
+		dcbor_put_bytes(out, ident->pub, IDENTITY_PUB_LEN);
+		put_key(out, "sig");
+		dcbor_put_bytes(out, sig, IDENTITY_SIG_LEN);
+	}
 	if (data_len > 0) {
 		put_key(out, "data");
 		dcbor_put_bytes_head(out, data_len);
@@ -383,4 +412,19 @@ frame_open(const uint8_t *buf, size_t len, struct frame *f)
 	if ((rc = frame_decode(buf, len, f, false)) != FRAME_OK)
 		return rc;
 	return frame_verify(f);
+}
+
+int
+frame_open_channel(const uint8_t *buf, size_t len, struct frame *f,
+    const uint8_t *peer_id)
+{
+	int rc;
+
+	if (peer_id == NULL)
+		return frame_open(buf, len, f);
+	if ((rc = frame_decode(buf, len, f, true)) != FRAME_OK)
+		return rc;
+	if (memcmp(f->from, peer_id, IDENTITY_ID_LEN) != 0)
+		return FRAME_ECHANNEL;
+	return f->bare ? FRAME_OK : frame_verify(f);
 }

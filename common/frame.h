@@ -15,7 +15,10 @@
  * most 64.  "data" is a detached payload: bulk bytes outside the envelope,
  * so not signed, allowed only for the kinds frame_kind_allows_data() names
  * (BLOCK), whose own rules authenticate it (a piece's SHA-256 is in the
- * manifest that the signed body names by cid).  Signing and verifying a
+ * manifest that the signed body names by cid).  On a channel that TLS has
+ * authenticated (docs/protocol.md "TLS binding") a frame whose "from" is
+ * the channel's peer may be bare: no "key", no "sig", the channel standing
+ * for both.  Signing and verifying a
  * frame then cost the same whatever the size of its payload.  Decoding
  * never allocates: the result points into the input.  Every way a frame
  * can be wrong has its own code, whose name is the counter key of peerd's
@@ -89,7 +92,8 @@ enum frame_kind {
 	X(ESIG, "bad_signature")				\
 	X(ETRAILING, "trailing")				\
 	X(EBARE, "bare")		/* no key/sig where required */	\
-	X(EDETACHED, "detached")	/* data on a kind without it */
+	X(EDETACHED, "detached")	/* data on a kind without it */	\
+	X(ECHANNEL, "channel_mismatch")	/* from != the channel's peer */
 
 enum frame_err {
 #define FRAME_ERR_ENUM(e, n) FRAME_##e,
@@ -149,6 +153,14 @@ int	frame_encode_head(struct dcbor_buf *out, const struct identity *ident,
 	    const struct hlc_stamp *stamp, const uint8_t *body,
 	    size_t body_len, size_t data_len, size_t cap);
 /*
+ * frame_encode_head without "key" and "sig": a bare frame, for a channel
+ * whose far end has authenticated ident (TLS).  Nothing is signed.
+ */
+int	frame_encode_bare(struct dcbor_buf *out, const struct identity *ident,
+	    uint32_t kind, const char *group, const uint8_t *to,
+	    const struct hlc_stamp *stamp, const uint8_t *body,
+	    size_t body_len, size_t data_len, size_t cap);
+/*
  * Read the length prefix of the next frame from the first avail bytes.
  * FRAME_OK with *len set, FRAME_ESHORT, FRAME_EZERO or FRAME_ETOOBIG.
  * Call it before allocating anything for the frame.
@@ -165,5 +177,13 @@ int	frame_decode(const uint8_t *buf, size_t len, struct frame *f,
 int	frame_verify(const struct frame *f);
 /* frame_decode then frame_verify. */
 int	frame_open(const uint8_t *buf, size_t len, struct frame *f);
+/*
+ * The receiver's rule for a channel: with peer_id NULL (nothing
+ * authenticated it) frame_open; otherwise "from" must be peer_id
+ * (FRAME_ECHANNEL if not), and then a bare frame is accepted as it is and
+ * a signed one is verified.
+ */
+int	frame_open_channel(const uint8_t *buf, size_t len, struct frame *f,
+	    const uint8_t *peer_id);
 
 #endif

@@ -37,6 +37,12 @@ static const char *const limit_names[METRICS_LIMIT_MAX] = {
 #undef LIMIT_NAME
 };
 
+static const char *const tlsfail_names[METRICS_TLS_FAIL_MAX] = {
+#define TLSFAIL_NAME(e, n) [METRICS_TLS_##e] = n,
+	METRICS_TLS_FAILS(TLSFAIL_NAME)
+#undef TLSFAIL_NAME
+};
+
 void
 metrics_reset(struct metrics *m)
 {

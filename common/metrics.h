@@ -104,7 +104,9 @@ struct rusage;
 	X(push_prunes_sent,	"push.prunes_sent")			\
 	X(push_prunes_received,	"push.prunes_received")			\
 	X(push_duplicate_records, "push.duplicate_records")		\
-	X(push_missing_dropped,	"push.missing_dropped")
+	X(push_missing_dropped,	"push.missing_dropped") \
+	X(tls_handshakes,	"tls.handshakes")			\
+	X(tls_ktls_send,	"tls.ktls_send")
 
 /* Why a well-formed frame was refused by the receiver: X(ENUM, "name"). */
 #define METRICS_REJECTS(X)						\
@@ -140,6 +142,22 @@ enum metrics_limit {
 	METRICS_LIMIT_MAX
 };
 
+/* Why a TLS channel failed (docs/protocol.md "TLS binding"): X(ENUM, "name"). */
+#define METRICS_TLS_FAILS(X)						\
+	X(NOT_TLS,		"not_tls")	/* no TLS record at all */ \
+	X(VERSION,		"version")	/* not TLS 1.3 */	\
+	X(CERT,			"cert")		/* refused or absent */	\
+	X(TIMEOUT,		"timeout")	/* never completed */	\
+	X(RECORD,		"record")	/* bad record after it */ \
+	X(OTHER,		"other")
+
+enum metrics_tls_fail {
+#define METRICS_TLS_FAIL_ENUM(e, n) METRICS_TLS_##e,
+	METRICS_TLS_FAILS(METRICS_TLS_FAIL_ENUM)
+#undef METRICS_TLS_FAIL_ENUM
+	METRICS_TLS_FAIL_MAX
+};
+
 /*
  * Counter arrays: X(field, "json name", size, names), where names is the
  * list whose entries label the slots (a JSON object per array).  Frame
@@ -154,7 +172,9 @@ enum metrics_limit {
 	X(bad_frames,		"frames.bad",		FRAME_ERR_MAX, ferr) \
 	X(rejected,		"frames.rejected",	METRICS_REJECT_MAX, \
 	    reject)							\
-	X(limits_hit,		"limits.hit",		METRICS_LIMIT_MAX, limit)
+	X(limits_hit,		"limits.hit",		METRICS_LIMIT_MAX, limit) \
+	X(tls_failures,		"tls.failures",		METRICS_TLS_FAIL_MAX, \
+	    tlsfail)
 
 struct metrics {
 #define METRICS_FIELD(f, n) uint64_t f;

@@ -166,6 +166,10 @@ peer_argv(struct fleet *f, struct peer *p, char **seeds, int nseeds)
 	argv_push(&argv, &n, "127.0.0.1:0");
 	argv_push(&argv, &n, "--control");
 	argv_push(&argv, &n, p->control);
+	if (f->binding[0] != '\0') {
+		argv_push(&argv, &n, "--binding");
+		argv_push(&argv, &n, f->binding);
+	}
 	/* A joiner's knobs are complete (the fleet's with its own laid over). */
 	argv_knobs(&argv, &n, p->knobs != NULL ? p->knobs : f->knobs);
 	for (int i = 0; i < nseeds; i++) {

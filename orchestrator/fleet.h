@@ -69,6 +69,7 @@ struct fleet {
 	char		 run_dir[256];
 	char		 peerd[512];	/* path of the peerd binary */
 	json_t		*knobs;		/* fleet-wide flags */
+	char		 binding[8];	/* peerd --binding; "" for its default */
 	bool		 keep;		/* no PDEATHSIG: a kept fleet */
 	struct peer	*peers[FLEET_MAX_PEERS];
 	int		 npeers;

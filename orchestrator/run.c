@@ -719,6 +719,7 @@ run_scenario(struct run *r, json_t *scn, const struct run_opts *opts)
 	char path[700];
 	json_t *steps = json_object_get(scn, "steps"), *step;
 	json_int_t timeout_s;
+	const char *binding;
 	uint64_t run_deadline;
 	size_t i;
 
@@ -756,6 +757,10 @@ run_scenario(struct run *r, json_t *scn, const struct run_opts *opts)
 	run_write_json(path, scn);
 	fleet_init(&r->fleet, r->dir, opts->peerd, json_object_get(
 	    json_object_get(scn, "fleet"), "knobs"));
+	binding = json_string_value(json_object_get(json_object_get(scn,
+	    "fleet"), "binding"));
+	snprintf(r->fleet.binding, sizeof(r->fleet.binding), "%s",
+	    binding != NULL ? binding : "");
 	r->fleet.keep = opts->keep;
 	r->fleet.seed = opts->seed;
 	timeout_s = opts->timeout_s > 0 ? opts->timeout_s :

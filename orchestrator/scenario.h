@@ -25,7 +25,7 @@
  *   "sample_ms":   int 0..3600000, 0 = off     (default 1000)
  *   "fleet": {
  *     "peers":     int 1..1024
- *     "binding":   "tcp"
+ *     "binding":   "tcp" | "tls"  (peerd --binding)
  *     "topology":  "mesh" | "ring" | "star" | "none" |
  *                  {"random": int 1..1024}
  *     "knobs":     {FLAG: value} peerd flags without "--", in file order;

@@ -344,7 +344,7 @@ cmd_hello(struct ctl_req *req, struct ctl_client *c, json_t *args)
 	ctl_ok(req, json_pack("{s:s, s:s, s:I, s:s, s:s, s:s, s:s, s:f, s:I}",
 	    "name", pd->conf.name, "peer_id", pd->ident.peer_id,
 	    "pid", (json_int_t)getpid(), "listen", pd->listen_addr,
-	    "control", pd->conf.control, "binding", "tcp",
+	    "control", pd->conf.control, "binding", pd->conf.binding,
 	    "version", PEERD_VERSION,
 	    "uptime_s", (double)peerd_uptime_us() / 1e6,
 	    "activity", (json_int_t)(pd_metrics.frames_in +

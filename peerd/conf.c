@@ -15,6 +15,7 @@ conf_defaults(struct peerd_conf *c)
 	memset(c, 0, sizeof(*c));
 	c->listen = "127.0.0.1:0";
 	c->group = "fleet";
+	c->binding = "tcp";
 #define KNOB_SET_U32(f, d)	c->f = (d)
 #define KNOB_SET_SWITCH(f, d)	c->f = (d) != 0
 #define KNOB_SET_LEVEL(f, d)	c->f = knob_levels[d]

@@ -1,8 +1,11 @@
 /*
- * link.c: TCP links, their state machine, framing and receiver checks
+ * link.c: links, their state machine, framing and receiver checks
  * (see link.h).  Sockets are libevent bufferevents; a link is never freed
  * inside its own callback: link_close marks it DEAD and the reaper event
- * frees it, clearing the member's back-pointer.  The link layer knows no
+ * frees it, clearing the member's back-pointer.  What carries the bytes
+ * (TCP or TLS) is transport.c's: on a channel the transport authenticated
+ * (TLS), frames from its peer go bare both ways and any other "from" closes
+ * the link (frame_open_channel).  The link layer knows no
  * consumer: modules register handlers for their frame kinds
  * (link_register) and observe links going up and down (link_observe);
  * it calls nothing above it.
@@ -35,6 +38,7 @@
 #include "stats.h"
 #include "peerd.h"
 #include "trace.h"
+#include "transport.h"
 #include "xmalloc.h"
 
 #define LINK_NONCE_LEN		16
@@ -55,6 +59,9 @@ struct link {
 	char			 remote[64];	/* address:port of the socket */
 	char			 dialed[64];	/* what we dialed, if outbound */
 	struct member		*member;	/* known after their hello */
+	bool			 authed;	/* the transport proved chan_id */
+	uint8_t			 chan_pub[IDENTITY_PUB_LEN];
+	uint8_t			 chan_id[IDENTITY_ID_LEN];
 	uint8_t			 nonce[LINK_NONCE_LEN];
 	bool			 have_len;	/* two-stage read */
 	uint32_t		 need;
@@ -218,10 +225,7 @@ link_reap(evutil_socket_t fd, short ev, void *arg)
 static void
 link_write_now(struct link *l)
 {
-	struct evbuffer *out = bufferevent_get_output(l->bev);
-
-	evbuffer_unfreeze(out, 1);
-	evbuffer_write(out, bufferevent_getfd(l->bev));
+	transport_flush_now(l->bev);
 }
 
 void
@@ -407,8 +411,9 @@ link_send_to(struct link *l, uint32_t kind, const uint8_t *to,
 	}
 	st = hlc_now(&pd->hlc, hlc_wall_ms());
 	dcbor_buf_reset(&sendbuf);
-	if (frame_encode_head(&sendbuf, &pd->ident, kind, pd->conf.group, to,
-	    &st, body, body_len, plen, pd->conf.max_frame) == -1) {
+	if ((l->authed ? frame_encode_bare : frame_encode_head)(&sendbuf,
+	    &pd->ident, kind, pd->conf.group, to, &st, body, body_len, plen,
+	    pd->conf.max_frame) == -1) {
 		pd_count_limit(FRAME_SIZE);
 		log_warnx("link #%llu: %s frame of %zu bytes over the cap",
 		    (unsigned long long)l->serial, frame_kind_name(kind),
@@ -416,6 +421,20 @@ link_send_to(struct link *l, uint32_t kind, const uint8_t *to,
 		return -1;
 	}
 	total = sendbuf.len + plen;
+	/*
+	 * No sendfile through user-space TLS: the encryption needs the bytes,
+	 * so a file range is read into the frame (one copy) and goes as
+	 * memory.  (With kTLS the kernel could encrypt a sendfile, but
+	 * libevent's OpenSSL bufferevent has no path for it; docs/protocol.md.)
+	 */
+	if (pl != NULL && pl->mem == NULL && !transport_raw()) {
+		if (payload_copy(&sendbuf, pl) == -1) {
+			log_warn("link #%llu: read payload",
+			    (unsigned long long)l->serial);
+			return -1;
+		}
+		pl = NULL;
+	}
 	if (delay_us > 0 || l->delay_until_us > clock_mono_us()) {
 		struct delayed *d;
 		uint64_t now = clock_mono_us(), at = now + delay_us;
@@ -630,7 +649,9 @@ link_hello(struct link *l, const struct frame *f)
 			return;
 		}
 		m = member_get(f->from, h.name, h.addr);
-		memcpy(m->pub, f->key, IDENTITY_PUB_LEN);
+		/* On an authenticated channel from is its peer (link_frame). */
+		memcpy(m->pub, l->authed ? l->chan_pub : f->key,
+		    IDENTITY_PUB_LEN);
 		m->have_pub = true;
 		l->member = m;
 		m->last_stamp = f->stamp;
@@ -692,7 +713,8 @@ link_frame(struct link *l, const uint8_t *buf, size_t len)
 
 	l->frames_in++;
 	l->bytes_in += len + FRAME_LEN_PREFIX;
-	if ((rc = frame_open(buf, len, &f)) != FRAME_OK) {
+	if ((rc = frame_open_channel(buf, len, &f, l->authed ? l->chan_id :
+	    NULL)) != FRAME_OK) {
 		pd_count_bad(rc);
 		trace_add("frame", "#%llu bad frame from %s: %s",
 		    (unsigned long long)l->serial, l->remote,
@@ -842,7 +864,7 @@ link_read_cb(struct bufferevent *bev, void *arg)
 		}
 		if (avail < l->need) {
 			/* Only a proven peer gets a buffer before its bytes. */
-			if (l->state == LINK_UP &&
+			if (l->state == LINK_UP && transport_raw() &&
 			    l->need - avail >= LINK_DIRECT_MIN)
 				link_rx_start(l, in, avail);
 			return;
@@ -857,6 +879,8 @@ static void
 link_event_cb(struct bufferevent *bev, short what, void *arg)
 {
 	struct link *l = arg;
+	const char *why;
+	int rc;
 
 	if (what & BEV_EVENT_CONNECTED) {
 		int one = 1;
@@ -864,6 +888,11 @@ link_event_cb(struct bufferevent *bev, short what, void *arg)
 		/* As on accept: small requests must not wait for Nagle. */
 		setsockopt(bufferevent_getfd(bev), IPPROTO_TCP, TCP_NODELAY,
 		    &one, sizeof(one));
+		if ((rc = transport_peer(bev, l->chan_pub, l->chan_id)) == -1) {
+			link_close(l, "tls: no acceptable peer certificate");
+			return;
+		}
+		l->authed = rc == 1;
 		link_set_state(l, LINK_EV_CONNECTED);
 		if (l->state == LINK_HELLO_SENT)
 			link_send_hello(l, NULL, 0);
@@ -871,9 +900,11 @@ link_event_cb(struct bufferevent *bev, short what, void *arg)
 	}
 	if (what & BEV_EVENT_EOF)
 		link_close(l, "end of stream");
-	else if (what & BEV_EVENT_ERROR)
-		link_close(l, evutil_socket_error_to_string(
+	else if (what & BEV_EVENT_ERROR) {
+		why = transport_failure(bev, l->state != LINK_CONNECTING);
+		link_close(l, why != NULL ? why : evutil_socket_error_to_string(
 		    EVUTIL_SOCKET_ERROR()));
+	}
 }
 
 static struct link *
@@ -946,7 +977,7 @@ link_dial(const char *hostport)
 		pd_count_limit(LINKS);
 		return NULL;
 	}
-	bev = bufferevent_socket_new(pd->base, -1, BEV_OPT_CLOSE_ON_FREE);
+	bev = transport_bev(pd->base, -1, true);
 	if (bev == NULL)
 		return NULL;
 	l = link_new(bev, true, hostport);
@@ -983,15 +1014,17 @@ link_accept_cb(struct evconnlistener *lis, evutil_socket_t fd,
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	inet_ntop(AF_INET, &sin->sin_addr, ip, sizeof(ip));
 	snprintf(remote, sizeof(remote), "%s:%u", ip, ntohs(sin->sin_port));
-	bev = bufferevent_socket_new(pd->base, fd, BEV_OPT_CLOSE_ON_FREE);
-	if (bev == NULL) {
-		evutil_closesocket(fd);
+	if ((bev = transport_bev(pd->base, fd, false)) == NULL)
 		return;
-	}
 	l = link_new(bev, false, remote);
-	l->state = LINK_HELLO_SENT;
 	trace_add("link", "#%llu accepted from %s",
 	    (unsigned long long)l->serial, remote);
+	/* On TLS the hello waits for the handshake (link_event_cb). */
+	if (!transport_raw()) {
+		l->state = LINK_CONNECTING;
+		return;
+	}
+	l->state = LINK_HELLO_SENT;
 	link_send_hello(l, NULL, 0);
 }
 
@@ -1021,8 +1054,11 @@ link_tick(void)
 	/* A link that does not finish its handshake in time is dropped. */
 	TAILQ_FOREACH(l, &links, entry)
 		if (l->state != LINK_UP && l->state != LINK_DEAD &&
-		    now - l->born_ms > LINK_HANDSHAKE_MS)
+		    now - l->born_ms > LINK_HANDSHAKE_MS) {
+			if (l->state == LINK_CONNECTING && !transport_raw())
+				transport_timeout();
 			link_close(l, "handshake timeout");
+		}
 
 }
 
@@ -1052,7 +1088,7 @@ link_init(const char *listen, char *addr, size_t len)
 	snprintf(addr, len, "%s:%u", ip, ntohs(sin.sin_port));
 	reaper_ev = event_new(pd->base, -1, 0, link_reap, NULL);
 	dcbor_buf_init(&sendbuf);
-	return 0;
+	return transport_init(pd->conf.binding);
 }
 
 void
@@ -1063,7 +1099,7 @@ link_shutdown(void)
 	TAILQ_FOREACH(l, &links, entry)
 		if (l->state == LINK_UP) {
 			link_send(l, FRAME_BYE, (const uint8_t *)"\xf6", 1);
-			link_write_now(l);
+			transport_flush_now(l->bev);
 		}
 	TAILQ_FOREACH(l, &links, entry)
 		if (l->state != LINK_DEAD)
@@ -1078,6 +1114,7 @@ link_shutdown(void)
 		event_free(reaper_ev);
 	reaper_ev = NULL;
 	dcbor_buf_free(&sendbuf);
+	transport_shutdown();
 }
 
 size_t

@@ -1,9 +1,10 @@
 /*
- * link.h: TCP links between peers, each an explicit state machine
- * (DESIGN 11.6, after bgpd's session.c):
+ * link.h: links between peers, over TCP or TLS (transport.h), each an
+ * explicit state machine (DESIGN 11.6, after bgpd's session.c):
  *
- *   CONNECTING --connected--> HELLO_SENT      (dialer)
- *   (accepted) ------------> HELLO_SENT       (acceptor)
+ *   CONNECTING --connected--> HELLO_SENT      (dialer; TLS acceptor too:
+ *                                              connected = handshaken)
+ *   (accepted, TCP) -------> HELLO_SENT       (acceptor)
  *   HELLO_SENT --their hello--> PROOF_SENT    (we echo their nonce, signed)
  *   PROOF_SENT --their proof (our nonce)--> UP
  *   any --error, bad frame, EOF, close--> DEAD (freed at the deferred point)
@@ -82,7 +83,10 @@ void		 link_shutdown(void);
  */
 int		 link_fsm_next(enum link_state state, enum link_event ev);
 const char	*link_state_name(enum link_state s);
-/* Sign and queue one frame (body: one CBOR item) to a member's UP link; -1 if none. */
+/*
+ * Sign (bare on a TLS channel) and queue one frame (body: one CBOR item)
+ * to a member's UP link; -1 if none.
+ */
 int		 link_send_member(struct member *m, uint32_t kind,
 		    const uint8_t *body, size_t body_len);
 /*

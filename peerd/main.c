@@ -45,6 +45,7 @@ static struct event	*ev_sigterm, *ev_sigint, *ev_sigusr1, *ev_tick;
 
 enum {
 	OPT_LOG_FILE = 256, OPT_GROUP, OPT_HOLD, OPT_FAULT_SEED, OPT_VERSION,
+	OPT_BINDING,
 	OPT_KNOB	/* OPT_KNOB + i: row i of KNOBS() */
 };
 
@@ -61,6 +62,7 @@ static const struct option longopts[] = {
 	{ "control", required_argument, NULL, 'c' },
 	{ "seed", required_argument, NULL, 's' },
 	{ "group", required_argument, NULL, OPT_GROUP },
+	{ "binding", required_argument, NULL, OPT_BINDING },
 	{ "hold", no_argument, NULL, OPT_HOLD },
 	{ "fault-seed", required_argument, NULL, OPT_FAULT_SEED },
 	{ "help", no_argument, NULL, 'h' },
@@ -83,6 +85,8 @@ usage(FILE *fp)
 "  --control PATH         the JSON control socket (mode 0600)\n"
 "  --seed HOST:PORT       a peer to dial at start (repeatable)\n"
 "  --group NAME           the fabric group (default \"fleet\")\n"
+"  --binding tcp|tls      links over plain TCP (default) or TLS 1.3 with\n"
+"                         Ed25519 identity certificates (docs/protocol.md)\n"
 "  --hold                 stop (SIGSTOP) after the ready line, before the loop\n"
 "  --log-file PATH        default DIR/peerd.log; \"-\" for stderr\n"
 "  --fault-seed N         seed of the fault filter's drop/jitter draws\n"
@@ -168,6 +172,7 @@ conf_parse(struct peerd_conf *c, int argc, char **argv)
 			c->seeds[c->nseeds++] = optarg;
 			break;
 		case OPT_GROUP: c->group = optarg; break;
+		case OPT_BINDING: c->binding = optarg; break;
 		case OPT_HOLD: c->hold = true; break;
 		case OPT_FAULT_SEED:
 			fault_seed(strtoull(optarg, NULL, 10));
@@ -191,6 +196,11 @@ conf_parse(struct peerd_conf *c, int argc, char **argv)
 	if (c->name == NULL || c->dir == NULL || c->control == NULL) {
 		fprintf(stderr, "peerd: --name, --dir and --control are required\n");
 		usage(stderr);
+		exit(2);
+	}
+	if (strcmp(c->binding, "tcp") != 0 && strcmp(c->binding, "tls") != 0) {
+		fprintf(stderr, "peerd: --binding: expected tcp or tls, got "
+		    "\"%s\"\n", c->binding);
 		exit(2);
 	}
 	if (log_level_parse(c->log_level) == -1) {

@@ -5,9 +5,9 @@
  * configuration (every knob of REFERENCE.md's timing constants and the
  * limits), the identity, the clock, the replica and the subsystems:
  * control.c (the JSON control socket), cmd.c (the one command table),
- * link.c (TCP links and their state machine), member.c (the member
- * table), view.c (membership: the partial views), gossip.c (Plumtree
- * broadcast and anti-entropy), replica.c (the replicated space),
+ * link.c (links and their state machine) over transport.c (TCP or TLS),
+ * member.c (the member table), view.c (membership: the partial views),
+ * gossip.c (Plumtree broadcast and anti-entropy), replica.c (the replicated space),
  * fault.c (injected faults), trace.c (the ring of recent events).
  */
 #ifndef PEERD_H
@@ -36,6 +36,7 @@ struct peerd_conf {
 	const char	*group;
 	const char	*log_level;
 	const char	*log_file;	/* default DIR/peerd.log; "-" stderr */
+	const char	*binding;	/* "tcp" or "tls" (transport.c) */
 	char		**seeds;	/* host:port */
 	int		 nseeds;
 	bool		 hold;

@@ -1,0 +1,208 @@
+/*
+ * transport.c: TCP or TLS 1.3 bufferevents for link.c (see transport.h).
+ *
+ * TLS goes through libevent's OpenSSL bufferevents, one SSL_CTX for the
+ * process (tlsid_ctx_new: TLS 1.3 only, mutual, Ed25519 only, kTLS asked
+ * for).  A dirty shutdown (EOF without close_notify) is an ordinary end of
+ * stream: a killed peer sends none.  Failures are sorted for the
+ * tls.failures counters by OpenSSL's reason code: no TLS at all, another
+ * version, the certificate, or a bad record once the channel is up.
+ */
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/bufferevent_ssl.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+
+#include "log.h"
+#include "peerd.h"
+#include "stats.h"
+#include "tlsid.h"
+#include "transport.h"
+
+static SSL_CTX	*tls_ctx;	/* NULL: TCP */
+
+int
+transport_init(const char *binding)
+{
+	if (binding == NULL || strcmp(binding, "tcp") == 0)
+		return 0;
+	if (strcmp(binding, "tls") != 0) {
+		log_warnx("binding: expected tcp or tls, got \"%s\"", binding);
+		return -1;
+	}
+	if ((tls_ctx = tlsid_ctx_new(&pd->ident)) == NULL) {
+		log_warnx("tls: cannot make the context: %s",
+		    ERR_error_string(ERR_get_error(), NULL));
+		return -1;
+	}
+	return 0;
+}
+
+void
+transport_shutdown(void)
+{
+	SSL_CTX_free(tls_ctx);
+	tls_ctx = NULL;
+}
+
+bool
+transport_raw(void)
+{
+	return tls_ctx == NULL;
+}
+
+struct bufferevent *
+transport_bev(struct event_base *base, evutil_socket_t fd, bool outbound)
+{
+	struct bufferevent *bev;
+	SSL *ssl;
+
+	if (tls_ctx == NULL) {
+		bev = bufferevent_socket_new(base, fd, BEV_OPT_CLOSE_ON_FREE);
+		if (bev == NULL && fd != -1)
+			evutil_closesocket(fd);
+		return bev;
+	}
+	if ((ssl = SSL_new(tls_ctx)) == NULL) {
+		if (fd != -1)
+			evutil_closesocket(fd);
+		return NULL;
+	}
+	bev = bufferevent_openssl_socket_new(base, fd, ssl, outbound ?
+	    BUFFEREVENT_SSL_CONNECTING : BUFFEREVENT_SSL_ACCEPTING,
+	    BEV_OPT_CLOSE_ON_FREE);
+	if (bev == NULL) {
+		SSL_free(ssl);
+		if (fd != -1)
+			evutil_closesocket(fd);
+		return NULL;
+	}
+	bufferevent_openssl_set_allow_dirty_shutdown(bev, 1);
+	return bev;
+}
+
+int
+transport_peer(struct bufferevent *bev, uint8_t pub[IDENTITY_PUB_LEN],
+    uint8_t id[IDENTITY_ID_LEN])
+{
+	SSL *ssl;
+
+	if (tls_ctx == NULL)
+		return 0;
+	if ((ssl = bufferevent_openssl_get_ssl(bev)) == NULL ||
+	    tlsid_peer(ssl, pub, id) == -1) {
+		pd_count_tls(CERT);
+		return -1;
+	}
+	pd_count(tls_handshakes);
+	if (tlsid_ktls(ssl, true))
+		pd_count(tls_ktls_send);
+	return 1;
+}
+
+/* The counter for OpenSSL's reason for a failed handshake. */
+static enum metrics_tls_fail
+tls_reason(unsigned long err)
+{
+	if (ERR_GET_LIB(err) != ERR_LIB_SSL)
+		return METRICS_TLS_OTHER;
+	switch (ERR_GET_REASON(err)) {
+	case SSL_R_WRONG_VERSION_NUMBER:
+	case SSL_R_HTTP_REQUEST:
+	case SSL_R_HTTPS_PROXY_REQUEST:
+	case SSL_R_PACKET_LENGTH_TOO_LONG:
+	case SSL_R_RECORD_LENGTH_MISMATCH:
+	case SSL_R_WRONG_SSL_VERSION:
+		return METRICS_TLS_NOT_TLS;
+	case SSL_R_UNSUPPORTED_PROTOCOL:
+	case SSL_R_NO_PROTOCOLS_AVAILABLE:
+	case SSL_R_TLSV1_ALERT_PROTOCOL_VERSION:
+	case SSL_R_VERSION_TOO_LOW:
+		return METRICS_TLS_VERSION;
+	case SSL_R_CERTIFICATE_VERIFY_FAILED:
+	case SSL_R_PEER_DID_NOT_RETURN_A_CERTIFICATE:
+	case SSL_R_NO_SHARED_SIGNATURE_ALGORITHMS:
+	case SSL_R_WRONG_SIGNATURE_TYPE:
+	case SSL_R_BAD_SIGNATURE:
+	case SSL_R_TLSV1_ALERT_UNKNOWN_CA:
+	case SSL_R_SSLV3_ALERT_BAD_CERTIFICATE:
+	case SSL_R_SSLV3_ALERT_UNSUPPORTED_CERTIFICATE:
+	case SSL_R_SSLV3_ALERT_CERTIFICATE_UNKNOWN:
+	case SSL_R_TLSV13_ALERT_CERTIFICATE_REQUIRED:
+		return METRICS_TLS_CERT;
+	default:
+		return METRICS_TLS_OTHER;
+	}
+}
+
+static const char *const tls_fail_text[METRICS_TLS_FAIL_MAX] = {
+	[METRICS_TLS_NOT_TLS] = "tls: not a TLS handshake",
+	[METRICS_TLS_VERSION] = "tls: not TLS 1.3",
+	[METRICS_TLS_CERT] = "tls: certificate refused or absent",
+	[METRICS_TLS_TIMEOUT] = "tls: handshake timeout",
+	[METRICS_TLS_RECORD] = "tls: bad record on an open channel",
+	[METRICS_TLS_OTHER] = "tls: handshake failed",
+};
+
+const char *
+transport_failure(struct bufferevent *bev, bool handshaken)
+{
+	enum metrics_tls_fail why;
+	unsigned long err, first = 0;
+	SSL *ssl;
+
+	if (tls_ctx == NULL)
+		return NULL;
+	while ((err = bufferevent_get_openssl_error(bev)) != 0)
+		if (first == 0)
+			first = err;
+	ssl = bufferevent_openssl_get_ssl(bev);
+	if (first == 0)
+		return NULL;	/* a socket error, not TLS's */
+	if (handshaken)
+		why = METRICS_TLS_RECORD;
+	else if (ssl != NULL && tlsid_verify_failed(ssl))
+		why = METRICS_TLS_CERT;
+	else
+		why = tls_reason(first);
+	pd_metrics.tls_failures[why]++;
+	log_debug("tls: %s", ERR_error_string(first, NULL));
+	return tls_fail_text[why];
+}
+
+void
+transport_timeout(void)
+{
+	if (tls_ctx != NULL)
+		pd_count_tls(TIMEOUT);
+}
+
+void
+transport_flush_now(struct bufferevent *bev)
+{
+	struct evbuffer *out = bufferevent_get_output(bev);
+	size_t len = evbuffer_get_length(out);
+	SSL *ssl;
+
+	evbuffer_unfreeze(out, 1);
+	if (tls_ctx == NULL) {
+		evbuffer_write(out, bufferevent_getfd(bev));
+		return;
+	}
+	/*
+	 * libevent drains only what SSL_write took whole, so the head of out
+	 * is any write it left pending: writing it all here continues that
+	 * write (moving buffers allowed, the same bytes first).
+	 */
+	if ((ssl = bufferevent_openssl_get_ssl(bev)) == NULL || len == 0 ||
+	    len > INT32_MAX || !SSL_is_init_finished(ssl))
+		return;
+	if (SSL_write(ssl, evbuffer_pullup(out, -1), (int)len) > 0)
+		SSL_shutdown(ssl);
+	ERR_clear_error();
+}
