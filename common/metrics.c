@@ -37,6 +37,12 @@ static const char *const limit_names[METRICS_LIMIT_MAX] = {
 #undef LIMIT_NAME
 };
 
+static const char *const handshake_names[METRICS_HANDSHAKE_MAX] = {
+#define HANDSHAKE_NAME(e, n) [METRICS_HANDSHAKE_##e] = n,
+	METRICS_HANDSHAKES(HANDSHAKE_NAME)
+#undef HANDSHAKE_NAME
+};
+
 void
 metrics_reset(struct metrics *m)
 {

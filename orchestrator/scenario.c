@@ -135,6 +135,8 @@ static const struct knob {
 	{ "strikes", 1, 1000000 },
 	{ "quarantine-s", 1, 86400 },
 	{ "max-links", 1, 65536 },
+	{ "max-preauth", 1, 65536 },
+	{ "preauth-ms", 100, 600000 },
 	{ "max-clients", 1, 65536 },
 	{ "max-frame", 1024, 64ll << 20 },
 	{ "max-line", 256, 64ll << 20 },

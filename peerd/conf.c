@@ -31,6 +31,8 @@ conf_defaults(struct peerd_conf *c)
 	c->strikes = 16;
 	c->quarantine_s = 600;
 	c->max_links = 256;
+	c->max_preauth = 32;
+	c->preauth_ms = 3000;
 	c->max_clients = 64;
 	c->max_frame = 8u << 20;
 	c->max_line = 1u << 20;

@@ -157,6 +157,12 @@ rumor_send_all(uint64_t rid, const uint8_t *items, size_t len)
 	dcbor_buf_free(&b);
 }
 
+uint64_t
+gossip_rid(const uint8_t *items, size_t len)
+{
+	return XXH3_64bits(items, len) | 1;
+}
+
 static void
 gossip_flush(evutil_socket_t fd, short ev, void *arg)
 {
@@ -171,7 +177,7 @@ gossip_flush(evutil_socket_t fd, short ev, void *arg)
 	dcbor_buf_init(&items);
 	dcbor_put_array(&items, batch_n);
 	dcbor_put_raw(&items, batch.data, batch.len);
-	rid = XXH3_64bits(items.data, items.len) | 1;
+	rid = gossip_rid(items.data, items.len);
 	seen_add(rid);
 	if (linked_to_all())
 		rumor_send_all(rid, items.data, items.len);
@@ -239,6 +245,16 @@ recv_rumor(struct member *from, const uint8_t *body, size_t len)
 	if (items == NULL || rid == 0)
 		return -1;
 	pd_count(rumors_received);
+	/*
+	 * The rid names the items: one that does not would let a sender mark
+	 * someone else's future rumor as seen, or slip past the duplicate
+	 * check.  Refused before the seen set is touched.
+	 */
+	if (rid != gossip_rid(items, items_len)) {
+		pd_count(rumors_bad_rid);
+		trace_add("gossip", "rumor from %s with a wrong rid", from->name);
+		return 0;
+	}
 	if (seen_has(rid)) {
 		pd_count(duplicates_dropped);
 		return 0;

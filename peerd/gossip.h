@@ -22,6 +22,8 @@ struct dcbor_buf;
 #define GOSSIP_SEEN		4096
 #define GOSSIP_PULL_MAX		(4u << 20)	/* bytes of records a reply */
 
+/* A rumor's rid: XXH3-64 (seed 0) of its encoded items, low bit set. */
+uint64_t gossip_rid(const uint8_t *items, size_t len);
 void	gossip_init(void);
 void	gossip_free(void);
 /* Dispatch a post-handshake frame body. 0, or -1 if it is malformed. */

@@ -37,7 +37,6 @@
 #include "xmalloc.h"
 
 #define LINK_NONCE_LEN		16
-#define LINK_HANDSHAKE_MS	10000
 #define LINK_IO_CHUNK		(1u << 20)	/* bytes a wakeup, each way */
 #define LINK_DIRECT_MIN		(64u << 10)	/* a frame's rest read directly */
 #define LINK_LOWAT_MAX		(256u << 10)	/* bytes a wakeup in a frame */
@@ -51,6 +50,7 @@ struct link {
 	bool			 outbound;
 	struct bufferevent	*bev;
 	char			 remote[64];	/* address:port of the socket */
+	uint32_t		 ip;		/* its IPv4 address (accepted) */
 	char			 dialed[64];	/* what we dialed, if outbound */
 	struct member		*member;	/* known after their hello */
 	uint8_t			 nonce[LINK_NONCE_LEN];
@@ -123,6 +123,46 @@ link_count(void)
 	TAILQ_FOREACH(l, &links, entry)
 		if (l->state != LINK_DEAD)
 			n++;
+	return n;
+}
+
+/* Links that count against --max-links: proven ones and our own dials. */
+static uint32_t
+link_count_budget(const struct link *except)
+{
+	struct link *l;
+	uint32_t n = 0;
+
+	TAILQ_FOREACH(l, &links, entry)
+		if (l != except && l->state != LINK_DEAD &&
+		    (l->state == LINK_UP || l->outbound))
+			n++;
+	return n;
+}
+
+/*
+ * Accepted links that have not proven a key yet, all of them (ip 0) or
+ * those from one address.  *victim gets the one to close for room: the
+ * oldest that has not even sent a valid hello, else the oldest.
+ */
+static uint32_t
+link_count_unproven(uint32_t ip, struct link **victim)
+{
+	struct link *l, *oldest = NULL, *silent = NULL;
+	uint32_t n = 0;
+
+	TAILQ_FOREACH(l, &links, entry) {
+		if (l->state == LINK_DEAD || l->state == LINK_UP ||
+		    l->outbound || (ip != 0 && l->ip != ip))
+			continue;
+		/* The list is in accept order: the first found is the oldest. */
+		if (oldest == NULL)
+			oldest = l;
+		if (silent == NULL && l->member == NULL)
+			silent = l;
+		n++;
+	}
+	*victim = silent != NULL ? silent : oldest;
 	return n;
 }
 
@@ -561,6 +601,11 @@ link_up(struct link *l)
 		pd_count(links_duplicate);
 		link_close(m->link, "duplicate link to the same peer");
 	}
+	if (link_count_budget(l) >= pd->conf.max_links) {
+		pd_count_limit(LINKS);
+		link_close(l, "link limit reached");
+		return;
+	}
 	m->link = l;
 	m->dial = true;
 	m->backoff_ms = 0;
@@ -581,15 +626,18 @@ link_hello(struct link *l, const struct frame *f)
 
 	if (hello_parse(f->body, f->body_len, &h) == -1) {
 		pd_count(bad_body);
+		pd_count_handshake(BAD_HELLO);
 		link_close(l, "malformed channel_hello body");
 		return;
 	}
 	if (memcmp(f->from, pd->ident.id, IDENTITY_ID_LEN) == 0) {
+		pd_count_handshake(SELF);
 		link_close(l, "connected to ourselves");
 		return;
 	}
 	if (l->state == LINK_HELLO_SENT) {
 		if (h.echo_len != 0) {
+			pd_count_handshake(PROOF_BEFORE_HELLO);
 			link_close(l, "protocol: proof before hello");
 			return;
 		}
@@ -604,9 +652,14 @@ link_hello(struct link *l, const struct frame *f)
 	}
 	/* PROOF_SENT: this must be their proof, echoing our nonce. */
 	if (h.echo_len != LINK_NONCE_LEN ||
-	    memcmp(h.echo, l->nonce, LINK_NONCE_LEN) != 0 ||
-	    memcmp(f->from, l->member->id, IDENTITY_ID_LEN) != 0) {
+	    memcmp(h.echo, l->nonce, LINK_NONCE_LEN) != 0) {
+		pd_count_handshake(WRONG_ECHO);
 		link_close(l, "handshake: proof does not echo our nonce");
+		return;
+	}
+	if (memcmp(f->from, l->member->id, IDENTITY_ID_LEN) != 0) {
+		pd_count_handshake(WRONG_KEY);
+		link_close(l, "handshake: proof signed by another key");
 		return;
 	}
 	l->member->last_stamp = f->stamp;
@@ -666,6 +719,10 @@ link_frame(struct link *l, const uint8_t *buf, size_t len)
 	pd_count_kind_in(f.kind, len + FRAME_LEN_PREFIX);
 	if (l->state != LINK_UP) {
 		if (f.kind != FRAME_CHANNEL_HELLO) {
+			if (l->state == LINK_PROOF_SENT)
+				pd_count_handshake(FRAME_BEFORE_PROOF);
+			else
+				pd_count_handshake(FRAME_BEFORE_HELLO);
 			link_close(l, "protocol: frame before the handshake");
 			return;
 		}
@@ -711,6 +768,16 @@ link_frame(struct link *l, const uint8_t *buf, size_t len)
 	}
 }
 
+/* The stream ended inside a frame (its length or its body). */
+static void
+link_truncated(struct link *l)
+{
+	pd_count(truncated);
+	trace_add("frame", "#%llu truncated frame from %s, then end of stream",
+	    (unsigned long long)l->serial, l->remote);
+	link_close(l, "truncated frame: end of stream inside a frame");
+}
+
 /*
  * While the rest of a large frame is on its way, have the socket wake us
  * only when a good part of it can be read (SO_RCVLOWAT) rather than on
@@ -751,10 +818,15 @@ link_rx_cb(evutil_socket_t fd, short ev, void *arg)
 
 	(void)ev;
 	n = recv(fd, l->rx + l->rx_got, l->need - l->rx_got, 0);
-	if (n == 0 || (n == -1 && errno != EAGAIN && errno != EWOULDBLOCK &&
-	    errno != EINTR)) {
+	if (n == 0) {
 		event_del(l->rx_ev);
-		link_close(l, n == 0 ? "end of stream" : strerror(errno));
+		link_truncated(l);	/* EOF inside a frame, by construction */
+		return;
+	}
+	if (n == -1 && errno != EAGAIN && errno != EWOULDBLOCK &&
+	    errno != EINTR) {
+		event_del(l->rx_ev);
+		link_close(l, strerror(errno));
 		return;
 	}
 	if (n == -1)
@@ -853,8 +925,13 @@ link_event_cb(struct bufferevent *bev, short what, void *arg)
 			link_send_hello(l, NULL, 0);
 		return;
 	}
-	if (what & BEV_EVENT_EOF)
-		link_close(l, "end of stream");
+	if (what & BEV_EVENT_EOF) {
+		if (l->have_len ||
+		    evbuffer_get_length(bufferevent_get_input(bev)) > 0)
+			link_truncated(l);
+		else
+			link_close(l, "end of stream");
+	}
 	else if (what & BEV_EVENT_ERROR)
 		link_close(l, evutil_socket_error_to_string(
 		    EVUTIL_SOCKET_ERROR()));
@@ -919,7 +996,7 @@ link_dial(const char *hostport)
 		log_warnx("dial: bad address \"%s\"", hostport);
 		return NULL;
 	}
-	if (link_count() >= pd->conf.max_links) {
+	if (link_count_budget(NULL) >= pd->conf.max_links) {
 		pd_count_limit(LINKS);
 		return NULL;
 	}
@@ -939,6 +1016,35 @@ link_dial(const char *hostport)
 	return l;
 }
 
+/*
+ * Make room for one more accepted connection that has yet to prove a key.
+ * Those get a budget of their own (--max-preauth, and half of it for one
+ * address), apart from --max-links, so sockets that never finish a
+ * handshake cannot keep a real peer out: when the budget is full the
+ * oldest unproven connection is closed, one that has not sent a valid
+ * hello first.  A real peer proves its key within
+ * a round trip of connecting, so it is never the oldest for long; idle
+ * sockets go in turn, and every one of them at --preauth-ms anyway.
+ */
+static void
+link_preauth_room(uint32_t ip)
+{
+	uint32_t per_addr = pd->conf.max_preauth / 2;
+	struct link *victim;
+
+	if (per_addr == 0)
+		per_addr = 1;
+	if (link_count_unproven(ip, &victim) >= per_addr && victim != NULL) {
+		pd_count_limit(PREAUTH_ADDR);
+		link_close(victim, "pre-authentication limit for one address");
+	}
+	if (link_count_unproven(0, &victim) >= pd->conf.max_preauth &&
+	    victim != NULL) {
+		pd_count_limit(PREAUTH);
+		link_close(victim, "pre-authentication budget full");
+	}
+}
+
 static void
 link_accept_cb(struct evconnlistener *lis, evutil_socket_t fd,
     struct sockaddr *sa, int salen, void *arg)
@@ -952,11 +1058,7 @@ link_accept_cb(struct evconnlistener *lis, evutil_socket_t fd,
 	(void)lis;
 	(void)salen;
 	(void)arg;
-	if (link_count() >= pd->conf.max_links) {
-		pd_count_limit(LINKS);
-		evutil_closesocket(fd);
-		return;
-	}
+	link_preauth_room(sin->sin_addr.s_addr);
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	inet_ntop(AF_INET, &sin->sin_addr, ip, sizeof(ip));
 	snprintf(remote, sizeof(remote), "%s:%u", ip, ntohs(sin->sin_port));
@@ -966,6 +1068,7 @@ link_accept_cb(struct evconnlistener *lis, evutil_socket_t fd,
 		return;
 	}
 	l = link_new(bev, false, remote);
+	l->ip = sin->sin_addr.s_addr;
 	l->state = LINK_HELLO_SENT;
 	trace_add("link", "#%llu accepted from %s",
 	    (unsigned long long)l->serial, remote);
@@ -1038,8 +1141,10 @@ link_tick(void)
 	/* A link that does not finish its handshake in time is dropped. */
 	TAILQ_FOREACH(l, &links, entry)
 		if (l->state != LINK_UP && l->state != LINK_DEAD &&
-		    now - l->born_ms > LINK_HANDSHAKE_MS)
+		    now - l->born_ms > pd->conf.preauth_ms) {
+			pd_count_handshake(TIMEOUT);
 			link_close(l, "handshake timeout");
+		}
 
 	/* Seeds: redial with backoff until some link reaches that address. */
 	for (size_t i = 0; i < nseeds; i++) {

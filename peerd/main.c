@@ -45,6 +45,7 @@ enum {
 	OPT_MAX_LINKS, OPT_MAX_CLIENTS, OPT_MAX_FRAME, OPT_MAX_LINE,
 	OPT_MAX_ENTRIES, OPT_TRACE_EVENTS, OPT_LOG_LEVEL, OPT_LOG_FILE,
 	OPT_GROUP, OPT_HOLD, OPT_TEST_HOOKS, OPT_FAULT_SEED, OPT_DIRECT_IO,
+	OPT_MAX_PREAUTH, OPT_PREAUTH_MS,
 };
 
 static const struct option longopts[] = {
@@ -75,6 +76,8 @@ static const struct option longopts[] = {
 	{ "strikes", required_argument, NULL, OPT_STRIKES },
 	{ "quarantine-s", required_argument, NULL, OPT_QUARANTINE },
 	{ "max-links", required_argument, NULL, OPT_MAX_LINKS },
+	{ "max-preauth", required_argument, NULL, OPT_MAX_PREAUTH },
+	{ "preauth-ms", required_argument, NULL, OPT_PREAUTH_MS },
 	{ "max-clients", required_argument, NULL, OPT_MAX_CLIENTS },
 	{ "max-frame", required_argument, NULL, OPT_MAX_FRAME },
 	{ "max-line", required_argument, NULL, OPT_MAX_LINE },
@@ -106,7 +109,7 @@ usage(FILE *fp)
 "                         last 8 MiB of them from memory (docs/protocol.md)\n"
 "  --test-hooks           enable the \"debug\" command (tests only: it can hang\n"
 "                         the peer on purpose)\n"
-"timing (REFERENCE.md defaults):\n"
+"timing (the AgentSpaces defaults, docs/protocol.md):\n"
 "  --settle-ms N (200)  --take-retry-ms N (20)  --take-lease-ms N (30000)\n"
 "  --gossip-ms N (1000)  --tick-ms N (250)  --silence-ms N (30000)\n"
 "  --ping-timeout-ms N (2000)  --fanout N (3)  --hops N (6)\n"
@@ -115,7 +118,10 @@ usage(FILE *fp)
 "  --rate N (10000 frames/s)  --strikes N (16)  --quarantine-s N (600)\n"
 "limits (each hit is counted):\n"
 "  --max-links N (256)  --max-clients N (64)  --max-frame BYTES (8388608)\n"
-"  --max-line BYTES (1048576)  --max-entries N (1000000)  --trace-events N (8192)\n");
+"  --max-line BYTES (1048576)  --max-entries N (1000000)  --trace-events N (8192)\n"
+"  --max-preauth N (32: accepted links still in their handshake; half of it\n"
+"                   from one address)  --preauth-ms N (3000: to finish one)\n"
+"The wire protocol and the control socket: docs/protocol.md, docs/control.md.\n");
 }
 
 static uint32_t
@@ -178,6 +184,8 @@ conf_parse(struct peerd_conf *c, int argc, char **argv)
 		case OPT_STRIKES: c->strikes = opt_u32(nm, optarg, 1, 1000000); break;
 		case OPT_QUARANTINE: c->quarantine_s = opt_u32(nm, optarg, 1, 86400); break;
 		case OPT_MAX_LINKS: c->max_links = opt_u32(nm, optarg, 1, 65536); break;
+		case OPT_MAX_PREAUTH: c->max_preauth = opt_u32(nm, optarg, 1, 65536); break;
+		case OPT_PREAUTH_MS: c->preauth_ms = opt_u32(nm, optarg, 100, 600000); break;
 		case OPT_MAX_CLIENTS: c->max_clients = opt_u32(nm, optarg, 1, 65536); break;
 		case OPT_MAX_FRAME: c->max_frame = opt_u32(nm, optarg, 1024, 64u << 20); break;
 		case OPT_MAX_LINE: c->max_line = opt_u32(nm, optarg, 256, 64u << 20); break;
