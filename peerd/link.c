@@ -36,7 +36,7 @@
 #include "trace.h"
 #include "xmalloc.h"
 
-#define LINK_NONCE_LEN		16
+#define LINK_NONCE_LEN		LINK_HELLO_NONCE
 #define LINK_IO_CHUNK		(1u << 20)	/* bytes a wakeup, each way */
 #define LINK_DIRECT_MIN		(64u << 10)	/* a frame's rest read directly */
 #define LINK_LOWAT_MAX		(256u << 10)	/* bytes a wakeup in a frame */
@@ -511,36 +511,41 @@ link_send_member_data(struct member *m, uint32_t kind, const uint8_t *body,
 
 /* ---- the handshake ----------------------------------------------------- */
 
+void
+link_hello_encode(struct dcbor_buf *b, const struct link_hello *h)
+{
+	dcbor_put_map(b, 4);
+	dcbor_put_cstr(b, "addr");
+	dcbor_put_cstr(b, h->addr);
+	dcbor_put_cstr(b, "echo");
+	dcbor_put_bytes(b, h->echo, h->echo_len);
+	dcbor_put_cstr(b, "name");
+	dcbor_put_cstr(b, h->name);
+	dcbor_put_cstr(b, "nonce");
+	dcbor_put_bytes(b, h->nonce, h->nonce_len);
+}
+
 static void
 link_send_hello(struct link *l, const uint8_t *echo, size_t echo_len)
 {
+	struct link_hello h;
 	struct dcbor_buf b;
 
+	memset(&h, 0, sizeof(h));
+	snprintf(h.addr, sizeof(h.addr), "%s", pd->listen_addr);
+	snprintf(h.name, sizeof(h.name), "%s", pd->conf.name);
+	h.echo = echo;
+	h.echo_len = echo_len;
+	h.nonce = l->nonce;
+	h.nonce_len = LINK_NONCE_LEN;
 	dcbor_buf_init(&b);
-	dcbor_put_map(&b, 4);
-	dcbor_put_cstr(&b, "addr");
-	dcbor_put_cstr(&b, pd->listen_addr);
-	dcbor_put_cstr(&b, "echo");
-	dcbor_put_bytes(&b, echo, echo_len);
-	dcbor_put_cstr(&b, "name");
-	dcbor_put_cstr(&b, pd->conf.name);
-	dcbor_put_cstr(&b, "nonce");
-	dcbor_put_bytes(&b, l->nonce, LINK_NONCE_LEN);
+	link_hello_encode(&b, &h);
 	link_send_to(l, FRAME_CHANNEL_HELLO, NULL, b.data, b.len, NULL);
 	dcbor_buf_free(&b);
 }
 
-struct hello_body {
-	char		 addr[64];
-	char		 name[64];
-	const uint8_t	*echo;
-	size_t		 echo_len;
-	const uint8_t	*nonce;
-	size_t		 nonce_len;
-};
-
-static int
-hello_parse(const uint8_t *p, size_t len, struct hello_body *h)
+int
+link_hello_parse(const uint8_t *p, size_t len, struct link_hello *h)
 {
 	struct dcbor_rd rd;
 	uint64_t n;
@@ -570,8 +575,8 @@ hello_parse(const uint8_t *p, size_t len, struct hello_body *h)
 		} else
 			return -1;
 	}
-	if (h->nonce_len != LINK_NONCE_LEN ||
-	    (h->echo_len != 0 && h->echo_len != LINK_NONCE_LEN))
+	if (h->nonce_len != LINK_HELLO_NONCE ||
+	    (h->echo_len != 0 && h->echo_len != LINK_HELLO_NONCE))
 		return -1;
 	return dcbor_left(&rd) == 0 ? 0 : -1;
 }
@@ -621,10 +626,10 @@ link_up(struct link *l)
 static void
 link_hello(struct link *l, const struct frame *f)
 {
-	struct hello_body h;
+	struct link_hello h;
 	struct member *m;
 
-	if (hello_parse(f->body, f->body_len, &h) == -1) {
+	if (link_hello_parse(f->body, f->body_len, &h) == -1) {
 		pd_count(bad_body);
 		pd_count_handshake(BAD_HELLO);
 		link_close(l, "malformed channel_hello body");

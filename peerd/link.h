@@ -51,6 +51,22 @@ enum link_event {
 
 struct link;
 
+/* A CHANNEL_HELLO body (docs/protocol.md section 3). */
+#define LINK_HELLO_NONCE	16
+struct link_hello {
+	char		 addr[64];	/* the sender's listen address */
+	char		 name[64];
+	const uint8_t	*echo;		/* empty in a hello, their nonce in a proof */
+	size_t		 echo_len;
+	const uint8_t	*nonce;
+	size_t		 nonce_len;
+};
+/* Parse a hello body; echo and nonce point into p. 0 or -1 (refused). */
+int		 link_hello_parse(const uint8_t *p, size_t len,
+		    struct link_hello *h);
+/* Append h as a hello body (canonical CBOR) to b. */
+void		 link_hello_encode(struct dcbor_buf *b, const struct link_hello *h);
+
 /* Bind the listener; the bound address goes to addr. 0 or -1. */
 int		 link_init(const char *listen, char *addr, size_t len);
 /* Close every link and the listener. */

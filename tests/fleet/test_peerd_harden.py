@@ -44,7 +44,7 @@ class Squatters:
         return s
 
     def _keep(self):
-        while not self.stop.wait(0.1):
+        while not self.stop.wait(0.02):
             for i, s in enumerate(self.socks):
                 try:
                     while True:
