@@ -675,7 +675,7 @@ link_hello(struct link *l, const struct frame *f)
 
 /* ---- receiving --------------------------------------------------------- */
 
-/* REFERENCE.md receiver checks once the link is up. true: accept. */
+/* The receiver checks once the link is up (docs/protocol.md 5). true: accept. */
 static bool
 link_check(struct link *l, const struct frame *f)
 {

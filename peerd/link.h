@@ -1,6 +1,6 @@
 /*
  * link.h: TCP links between peers, each an explicit state machine
- * (DESIGN 11.6, after bgpd's session.c):
+ * (after bgpd's session.c):
  *
  *   CONNECTING --connected--> HELLO_SENT      (dialer)
  *   (accepted) ------------> HELLO_SENT       (acceptor)
@@ -9,11 +9,13 @@
  *   any --error, bad frame, EOF, close--> DEAD (freed at the deferred point)
  *
  * Frames are read in two stages: the 4-byte length, checked against the
- * cap before anything is allocated, then the body (DESIGN 11.5).  Every
- * frame is decoded, verified and put through the receiver checks of
- * REFERENCE.md before dispatch.  A malformed or badly signed frame closes
- * the link and is counted by reason; a frame that fails a receiver check
- * (too old, replay, rate, quarantine) is dropped and counted.
+ * cap before anything is allocated, then the body (docs/protocol.md 1).
+ * Every frame is decoded, verified and put through the receiver checks
+ * (docs/protocol.md 5) before dispatch.  A malformed or badly signed frame
+ * closes the link and is counted by reason; a frame that fails a receiver
+ * check (too old, replay, rate, quarantine) is dropped and counted.
+ * Accepted links that have not proven a key have a budget of their own
+ * (--max-preauth) apart from --max-links (docs/protocol.md 3).
  */
 #ifndef LINK_H
 #define LINK_H

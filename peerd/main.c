@@ -3,7 +3,7 @@
  *
  * Parse the command line (every knob has a flag), take the identity from
  * DIR, bind the TCP listener and the control socket, print the one ready
- * line on stdout (DESIGN 3), optionally stop itself for a debugger
+ * line on stdout (docs/control.md), optionally stop itself for a debugger
  * (--hold), dial the seeds and run the loop.  TERM/INT shut down cleanly;
  * USR1 writes the trace to DIR/trace.ndjson.
  */

@@ -9,7 +9,7 @@ import struct
 import threading
 
 from fleet import Fleet, Raw, cbor, pause, run, wait_until
-from wire import PING, RUMOR, Key, Wire
+from wire import PING, RUMOR, Key, Wire, decode
 
 
 def counters(p):
@@ -224,8 +224,47 @@ def test_wrong_rid_refused():
         v.close()
 
 
+def test_doc_frame_example_checks_out():
+    """The worked frame of docs/protocol.md section 10, read with this
+    client's own decoder and Ed25519: from is SHA-256 of key, and sig
+    verifies over the env bytes (test_docs checks the bytes against the
+    C encoders; this checks the doc against itself, as a reader would)."""
+    import hashlib
+    import re
+    with open("docs/protocol.md") as fh:
+        doc = fh.read()
+    blocks = {m.group(1): bytes.fromhex("".join(m.group(2).split()))
+              for m in re.finditer(r"```hex (\S+)\n(.*?)```", doc, re.S)}
+    a = Key(bytes(range(32)))
+    assert a.pub == blocks["key_a_public"]
+    assert a.id == hashlib.sha256(a.pub).digest() == blocks["key_a_id"]
+    f = blocks["frame_ping"]
+    assert struct.unpack(">I", f[:4])[0] == len(f) - 4
+    m, _ = decode(f[4:])
+    assert m["env"]["from"] == a.id and m["key"] == a.pub
+    assert cbor(m["env"]) == blocks["frame_ping_env"]
+    a.sk.public_key().verify(m["sig"], blocks["frame_ping_env"])
+    assert m["sig"] == blocks["frame_ping_sig"]
+
+
+def test_control_doc_lists_every_counter():
+    """docs/control.md names every counter the peer reports, and every slot
+    of every counter object."""
+    with open("docs/control.md") as fh:
+        doc = fh.read()
+    with Fleet() as f:
+        c = counters(f.add().start())
+    missing = [k for k in c if "`%s`" % k not in doc]
+    for k, v in c.items():
+        if isinstance(v, dict):
+            missing += ["%s.%s" % (k, slot) for slot in v
+                        if "`%s`" % slot not in doc]
+    assert not missing, "docs/control.md does not name %s" % missing
+
+
 if __name__ == "__main__":
     run([test_join_with_4_idle_sockets, test_join_with_64_idle_sockets,
          test_join_with_64_stalled_length_prefixes, test_preauth_timeout,
          test_handshake_violations_counted, test_truncated_frames_counted,
-         test_wrong_rid_refused])
+         test_wrong_rid_refused, test_doc_frame_example_checks_out,
+         test_control_doc_lists_every_counter])
