@@ -63,6 +63,10 @@
 	    "s a quarantined sender stays refused") \
 	X("max-links", max_links, U32, 1, 65536, 256, \
 	    "peer links at most") \
+	X("max-preauth", max_preauth, U32, 1, 65536, 32, \
+	    "accepted links still in their handshake at most (half from one address)") \
+	X("preauth-ms", preauth_ms, U32, 100, 600000, 3000, \
+	    "ms an accepted link has to prove its key") \
 	X("max-clients", max_clients, U32, 1, 65536, 64, \
 	    "control clients at most") \
 	X("max-frame", max_frame, U32, 1024, 67108864, 8388608, \

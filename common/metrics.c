@@ -43,6 +43,12 @@ static const char *const tlsfail_names[METRICS_TLS_FAIL_MAX] = {
 #undef TLSFAIL_NAME
 };
 
+static const char *const handshake_names[METRICS_HANDSHAKE_MAX] = {
+#define HANDSHAKE_NAME(e, n) [METRICS_HANDSHAKE_##e] = n,
+	METRICS_HANDSHAKES(HANDSHAKE_NAME)
+#undef HANDSHAKE_NAME
+};
+
 void
 metrics_reset(struct metrics *m)
 {

@@ -64,6 +64,8 @@ struct rusage;
 	X(claims_unverified,	"records.claims_unverified")		\
 	X(bad_body,		"frames.bad_body")			\
 	X(unhandled_kind,	"frames.unhandled_kind")		\
+	X(truncated,		"frames.truncated")			\
+	X(rumors_bad_rid,	"rumors.bad_rid")			\
 	X(links_duplicate,	"links.duplicate")			\
 	X(members_dead,		"members.dead")				\
 	X(fault_dropped_out,	"faults.dropped_out")			\
@@ -133,7 +135,9 @@ enum metrics_reject {
 	X(FRAME_SIZE,		"frame_size")				\
 	X(CONTROL_LINE,		"control_line")				\
 	X(CONTROL_OUTPUT,	"control_output")			\
-	X(ENTRIES,		"entries")
+	X(ENTRIES,		"entries")				\
+	X(PREAUTH,		"preauth")				\
+	X(PREAUTH_ADDR,		"preauth_per_addr")
 
 enum metrics_limit {
 #define METRICS_LIMIT_ENUM(e, n) METRICS_LIMIT_##e,
@@ -158,6 +162,24 @@ enum metrics_tls_fail {
 	METRICS_TLS_FAIL_MAX
 };
 
+/* Why a handshake failed (docs/protocol.md section 3): X(ENUM, "name"). */
+#define METRICS_HANDSHAKES(X)						\
+	X(FRAME_BEFORE_HELLO,	"frame_before_hello")			\
+	X(FRAME_BEFORE_PROOF,	"frame_before_proof")			\
+	X(PROOF_BEFORE_HELLO,	"proof_before_hello")			\
+	X(WRONG_ECHO,		"wrong_echo")				\
+	X(WRONG_KEY,		"wrong_key")				\
+	X(SELF,			"self")					\
+	X(BAD_HELLO,		"bad_hello")				\
+	X(TIMEOUT,		"timeout")
+
+enum metrics_handshake {
+#define METRICS_HANDSHAKE_ENUM(e, n) METRICS_HANDSHAKE_##e,
+	METRICS_HANDSHAKES(METRICS_HANDSHAKE_ENUM)
+#undef METRICS_HANDSHAKE_ENUM
+	METRICS_HANDSHAKE_MAX
+};
+
 /*
  * Counter arrays: X(field, "json name", size, names), where names is the
  * list whose entries label the slots (a JSON object per array).  Frame
@@ -174,7 +196,9 @@ enum metrics_tls_fail {
 	    reject)							\
 	X(limits_hit,		"limits.hit",		METRICS_LIMIT_MAX, limit) \
 	X(tls_failures,		"tls.failures",		METRICS_TLS_FAIL_MAX, \
-	    tlsfail)
+	    tlsfail) \
+	X(handshake_failed,	"handshake.failed",	METRICS_HANDSHAKE_MAX, \
+	    handshake)
 
 struct metrics {
 #define METRICS_FIELD(f, n) uint64_t f;

@@ -356,6 +356,12 @@ send_ids(struct member *m, uint32_t kind, const uint64_t *ids, size_t n)
 	dcbor_buf_free(&b);
 }
 
+uint64_t
+gossip_rid(const uint8_t *items, size_t len)
+{
+	return XXH3_64bits(items, len) | 1;
+}
+
 static void
 send_prune(struct member *m)
 {
@@ -465,7 +471,7 @@ gossip_flush(evutil_socket_t fd, short ev, void *arg)
 	dcbor_buf_init(&items);
 	dcbor_put_array(&items, batch_n);
 	dcbor_put_raw(&items, batch.data, batch.len);
-	rid = XXH3_64bits(items.data, items.len) | 1;
+	rid = gossip_rid(items.data, items.len);
 	seen_add(rid);
 	cache_add(rid, pd->conf.hops, items.data, items.len);
 	pt_broadcast(rid, pd->conf.hops, items.data, items.len, NULL);
@@ -529,6 +535,16 @@ recv_one_rumor(struct member *from, struct dcbor_rd *rd, bool *dup)
 	    dcbor_get_raw(rd, &items, &items_len) == -1 || rid == 0)
 		return -1;
 	pd_count(rumors_received);
+	/*
+	 * The rid names the items: one that does not would let a sender mark
+	 * someone else's future rumor as seen, or slip past the duplicate
+	 * check.  Refused before the seen set is touched.
+	 */
+	if (rid != gossip_rid(items, items_len)) {
+		pd_count(rumors_bad_rid);
+		trace_add("gossip", "rumor from %s with a wrong rid", from->name);
+		return 0;
+	}
 	if (seen_has(rid)) {
 		pd_count(duplicates_dropped);
 		pd_count_add(push_duplicate_records,

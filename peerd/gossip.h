@@ -33,6 +33,8 @@ struct dcbor_buf;
 #define GOSSIP_MISSING		4096	/* IHAVE'd ids awaited */
 #define GOSSIP_MISSING_SRC	4	/* announcers remembered per id */
 
+/* A rumor's rid: XXH3-64 (seed 0) of its encoded items, low bit set. */
+uint64_t gossip_rid(const uint8_t *items, size_t len);
 /* Reset, and register the gossip kinds and a link observer with link.c. */
 void	gossip_init(void);
 void	gossip_free(void);

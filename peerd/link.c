@@ -41,8 +41,7 @@
 #include "transport.h"
 #include "xmalloc.h"
 
-#define LINK_NONCE_LEN		16
-#define LINK_HANDSHAKE_MS	10000
+#define LINK_NONCE_LEN		LINK_HELLO_NONCE
 #define LINK_IO_CHUNK		(1u << 20)	/* bytes a wakeup, each way */
 #define LINK_DIRECT_MIN		(64u << 10)	/* a frame's rest read directly */
 #define LINK_LOWAT_MAX		(256u << 10)	/* bytes a wakeup in a frame */
@@ -57,6 +56,7 @@ struct link {
 	bool			 outbound;
 	struct bufferevent	*bev;
 	char			 remote[64];	/* address:port of the socket */
+	uint32_t		 ip;		/* its IPv4 address (accepted) */
 	char			 dialed[64];	/* what we dialed, if outbound */
 	struct member		*member;	/* known after their hello */
 	bool			 authed;	/* the transport proved chan_id */
@@ -153,6 +153,46 @@ link_count(void)
 	TAILQ_FOREACH(l, &links, entry)
 		if (l->state != LINK_DEAD)
 			n++;
+	return n;
+}
+
+/* Links that count against --max-links: proven ones and our own dials. */
+static uint32_t
+link_count_budget(const struct link *except)
+{
+	struct link *l;
+	uint32_t n = 0;
+
+	TAILQ_FOREACH(l, &links, entry)
+		if (l != except && l->state != LINK_DEAD &&
+		    (l->state == LINK_UP || l->outbound))
+			n++;
+	return n;
+}
+
+/*
+ * Accepted links that have not proven a key yet, all of them (ip 0) or
+ * those from one address.  *victim gets the one to close for room: the
+ * oldest that has not even sent a valid hello, else the oldest.
+ */
+static uint32_t
+link_count_unproven(uint32_t ip, struct link **victim)
+{
+	struct link *l, *oldest = NULL, *silent = NULL;
+	uint32_t n = 0;
+
+	TAILQ_FOREACH(l, &links, entry) {
+		if (l->state == LINK_DEAD || l->state == LINK_UP ||
+		    l->outbound || (ip != 0 && l->ip != ip))
+			continue;
+		/* The list is in accept order: the first found is the oldest. */
+		if (oldest == NULL)
+			oldest = l;
+		if (silent == NULL && l->member == NULL)
+			silent = l;
+		n++;
+	}
+	*victim = silent != NULL ? silent : oldest;
 	return n;
 }
 
@@ -527,36 +567,41 @@ link_send_member_data(struct member *m, uint32_t kind, const uint8_t *body,
 
 /* ---- the handshake ----------------------------------------------------- */
 
+void
+link_hello_encode(struct dcbor_buf *b, const struct link_hello *h)
+{
+	dcbor_put_map(b, 4);
+	dcbor_put_cstr(b, "addr");
+	dcbor_put_cstr(b, h->addr);
+	dcbor_put_cstr(b, "echo");
+	dcbor_put_bytes(b, h->echo, h->echo_len);
+	dcbor_put_cstr(b, "name");
+	dcbor_put_cstr(b, h->name);
+	dcbor_put_cstr(b, "nonce");
+	dcbor_put_bytes(b, h->nonce, h->nonce_len);
+}
+
 static void
 link_send_hello(struct link *l, const uint8_t *echo, size_t echo_len)
 {
+	struct link_hello h;
 	struct dcbor_buf b;
 
+	memset(&h, 0, sizeof(h));
+	snprintf(h.addr, sizeof(h.addr), "%s", pd->listen_addr);
+	snprintf(h.name, sizeof(h.name), "%s", pd->conf.name);
+	h.echo = echo;
+	h.echo_len = echo_len;
+	h.nonce = l->nonce;
+	h.nonce_len = LINK_NONCE_LEN;
 	dcbor_buf_init(&b);
-	dcbor_put_map(&b, 4);
-	dcbor_put_cstr(&b, "addr");
-	dcbor_put_cstr(&b, pd->listen_addr);
-	dcbor_put_cstr(&b, "echo");
-	dcbor_put_bytes(&b, echo, echo_len);
-	dcbor_put_cstr(&b, "name");
-	dcbor_put_cstr(&b, pd->conf.name);
-	dcbor_put_cstr(&b, "nonce");
-	dcbor_put_bytes(&b, l->nonce, LINK_NONCE_LEN);
+	link_hello_encode(&b, &h);
 	link_send_to(l, FRAME_CHANNEL_HELLO, NULL, b.data, b.len, NULL);
 	dcbor_buf_free(&b);
 }
 
-struct hello_body {
-	char		 addr[64];
-	char		 name[64];
-	const uint8_t	*echo;
-	size_t		 echo_len;
-	const uint8_t	*nonce;
-	size_t		 nonce_len;
-};
-
-static int
-hello_parse(const uint8_t *p, size_t len, struct hello_body *h)
+int
+link_hello_parse(const uint8_t *p, size_t len, struct link_hello *h)
 {
 	struct dcbor_rd rd;
 	uint64_t n;
@@ -586,8 +631,8 @@ hello_parse(const uint8_t *p, size_t len, struct hello_body *h)
 		} else
 			return -1;
 	}
-	if (h->nonce_len != LINK_NONCE_LEN ||
-	    (h->echo_len != 0 && h->echo_len != LINK_NONCE_LEN))
+	if (h->nonce_len != LINK_HELLO_NONCE ||
+	    (h->echo_len != 0 && h->echo_len != LINK_HELLO_NONCE))
 		return -1;
 	return dcbor_left(&rd) == 0 ? 0 : -1;
 }
@@ -617,6 +662,11 @@ link_up(struct link *l)
 		pd_count(links_duplicate);
 		link_close(m->link, "duplicate link to the same peer");
 	}
+	if (link_count_budget(l) >= pd->conf.max_links) {
+		pd_count_limit(LINKS);
+		link_close(l, "link limit reached");
+		return;
+	}
 	m->link = l;
 	m->dial = true;
 	m->backoff_ms = 0;
@@ -631,20 +681,23 @@ link_up(struct link *l)
 static void
 link_hello(struct link *l, const struct frame *f)
 {
-	struct hello_body h;
+	struct link_hello h;
 	struct member *m;
 
-	if (hello_parse(f->body, f->body_len, &h) == -1) {
+	if (link_hello_parse(f->body, f->body_len, &h) == -1) {
 		pd_count(bad_body);
+		pd_count_handshake(BAD_HELLO);
 		link_close(l, "malformed channel_hello body");
 		return;
 	}
 	if (memcmp(f->from, pd->ident.id, IDENTITY_ID_LEN) == 0) {
+		pd_count_handshake(SELF);
 		link_close(l, "connected to ourselves");
 		return;
 	}
 	if (l->state == LINK_HELLO_SENT) {
 		if (h.echo_len != 0) {
+			pd_count_handshake(PROOF_BEFORE_HELLO);
 			link_close(l, "protocol: proof before hello");
 			return;
 		}
@@ -661,9 +714,14 @@ link_hello(struct link *l, const struct frame *f)
 	}
 	/* PROOF_SENT: this must be their proof, echoing our nonce. */
 	if (h.echo_len != LINK_NONCE_LEN ||
-	    memcmp(h.echo, l->nonce, LINK_NONCE_LEN) != 0 ||
-	    memcmp(f->from, l->member->id, IDENTITY_ID_LEN) != 0) {
+	    memcmp(h.echo, l->nonce, LINK_NONCE_LEN) != 0) {
+		pd_count_handshake(WRONG_ECHO);
 		link_close(l, "handshake: proof does not echo our nonce");
+		return;
+	}
+	if (memcmp(f->from, l->member->id, IDENTITY_ID_LEN) != 0) {
+		pd_count_handshake(WRONG_KEY);
+		link_close(l, "handshake: proof signed by another key");
 		return;
 	}
 	l->member->last_stamp = f->stamp;
@@ -674,7 +732,7 @@ link_hello(struct link *l, const struct frame *f)
 
 /* ---- receiving --------------------------------------------------------- */
 
-/* REFERENCE.md receiver checks once the link is up. true: accept. */
+/* The receiver checks once the link is up (docs/protocol.md 5). true: accept. */
 static bool
 link_check(struct link *l, const struct frame *f)
 {
@@ -725,6 +783,10 @@ link_frame(struct link *l, const uint8_t *buf, size_t len)
 	pd_count_kind_in(f.kind, len + FRAME_LEN_PREFIX);
 	if (l->state != LINK_UP) {
 		if (f.kind != FRAME_CHANNEL_HELLO) {
+			if (l->state == LINK_PROOF_SENT)
+				pd_count_handshake(FRAME_BEFORE_PROOF);
+			else
+				pd_count_handshake(FRAME_BEFORE_HELLO);
 			link_close(l, "protocol: frame before the handshake");
 			return;
 		}
@@ -747,6 +809,16 @@ link_frame(struct link *l, const uint8_t *buf, size_t len)
 	}
 	if (handlers[f.kind](l->member, &f, &why) == -1)
 		link_close(l, why);
+}
+
+/* The stream ended inside a frame (its length or its body). */
+static void
+link_truncated(struct link *l)
+{
+	pd_count(truncated);
+	trace_add("frame", "#%llu truncated frame from %s, then end of stream",
+	    (unsigned long long)l->serial, l->remote);
+	link_close(l, "truncated frame: end of stream inside a frame");
 }
 
 /*
@@ -789,10 +861,15 @@ link_rx_cb(evutil_socket_t fd, short ev, void *arg)
 
 	(void)ev;
 	n = recv(fd, l->rx + l->rx_got, l->need - l->rx_got, 0);
-	if (n == 0 || (n == -1 && errno != EAGAIN && errno != EWOULDBLOCK &&
-	    errno != EINTR)) {
+	if (n == 0) {
 		event_del(l->rx_ev);
-		link_close(l, n == 0 ? "end of stream" : strerror(errno));
+		link_truncated(l);	/* EOF inside a frame, by construction */
+		return;
+	}
+	if (n == -1 && errno != EAGAIN && errno != EWOULDBLOCK &&
+	    errno != EINTR) {
+		event_del(l->rx_ev);
+		link_close(l, strerror(errno));
 		return;
 	}
 	if (n == -1)
@@ -898,9 +975,13 @@ link_event_cb(struct bufferevent *bev, short what, void *arg)
 			link_send_hello(l, NULL, 0);
 		return;
 	}
-	if (what & BEV_EVENT_EOF)
-		link_close(l, "end of stream");
-	else if (what & BEV_EVENT_ERROR) {
+	if (what & BEV_EVENT_EOF) {
+		if (l->have_len ||
+		    evbuffer_get_length(bufferevent_get_input(bev)) > 0)
+			link_truncated(l);
+		else
+			link_close(l, "end of stream");
+	} else if (what & BEV_EVENT_ERROR) {
 		why = transport_failure(bev, l->state != LINK_CONNECTING);
 		link_close(l, why != NULL ? why : evutil_socket_error_to_string(
 		    EVUTIL_SOCKET_ERROR()));
@@ -973,7 +1054,7 @@ link_dial(const char *hostport)
 		log_warnx("dial: bad address \"%s\"", hostport);
 		return NULL;
 	}
-	if (link_count() >= pd->conf.max_links) {
+	if (link_count_budget(NULL) >= pd->conf.max_links) {
 		pd_count_limit(LINKS);
 		return NULL;
 	}
@@ -993,6 +1074,35 @@ link_dial(const char *hostport)
 	return l;
 }
 
+/*
+ * Make room for one more accepted connection that has yet to prove a key.
+ * Those get a budget of their own (--max-preauth, and half of it for one
+ * address), apart from --max-links, so sockets that never finish a
+ * handshake cannot keep a real peer out: when the budget is full the
+ * oldest unproven connection is closed, one that has not sent a valid
+ * hello first.  A real peer proves its key within
+ * a round trip of connecting, so it is never the oldest for long; idle
+ * sockets go in turn, and every one of them at --preauth-ms anyway.
+ */
+static void
+link_preauth_room(uint32_t ip)
+{
+	uint32_t per_addr = pd->conf.max_preauth / 2;
+	struct link *victim;
+
+	if (per_addr == 0)
+		per_addr = 1;
+	if (link_count_unproven(ip, &victim) >= per_addr && victim != NULL) {
+		pd_count_limit(PREAUTH_ADDR);
+		link_close(victim, "pre-authentication limit for one address");
+	}
+	if (link_count_unproven(0, &victim) >= pd->conf.max_preauth &&
+	    victim != NULL) {
+		pd_count_limit(PREAUTH);
+		link_close(victim, "pre-authentication budget full");
+	}
+}
+
 static void
 link_accept_cb(struct evconnlistener *lis, evutil_socket_t fd,
     struct sockaddr *sa, int salen, void *arg)
@@ -1006,17 +1116,14 @@ link_accept_cb(struct evconnlistener *lis, evutil_socket_t fd,
 	(void)lis;
 	(void)salen;
 	(void)arg;
-	if (link_count() >= pd->conf.max_links) {
-		pd_count_limit(LINKS);
-		evutil_closesocket(fd);
-		return;
-	}
+	link_preauth_room(sin->sin_addr.s_addr);
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	inet_ntop(AF_INET, &sin->sin_addr, ip, sizeof(ip));
 	snprintf(remote, sizeof(remote), "%s:%u", ip, ntohs(sin->sin_port));
 	if ((bev = transport_bev(pd->base, fd, false)) == NULL)
 		return;
 	l = link_new(bev, false, remote);
+	l->ip = sin->sin_addr.s_addr;
 	trace_add("link", "#%llu accepted from %s",
 	    (unsigned long long)l->serial, remote);
 	/* On TLS the hello waits for the handshake (link_event_cb). */
@@ -1054,9 +1161,11 @@ link_tick(void)
 	/* A link that does not finish its handshake in time is dropped. */
 	TAILQ_FOREACH(l, &links, entry)
 		if (l->state != LINK_UP && l->state != LINK_DEAD &&
-		    now - l->born_ms > LINK_HANDSHAKE_MS) {
+		    now - l->born_ms > pd->conf.preauth_ms) {
 			if (l->state == LINK_CONNECTING && !transport_raw())
 				transport_timeout();
+			else
+				pd_count_handshake(TIMEOUT);
 			link_close(l, "handshake timeout");
 		}
 

@@ -1,6 +1,6 @@
 /*
  * link.h: links between peers, over TCP or TLS (transport.h), each an
- * explicit state machine (DESIGN 11.6, after bgpd's session.c):
+ * explicit state machine (after bgpd's session.c):
  *
  *   CONNECTING --connected--> HELLO_SENT      (dialer; TLS acceptor too:
  *                                              connected = handshaken)
@@ -10,11 +10,13 @@
  *   any --error, bad frame, EOF, close--> DEAD (freed at the deferred point)
  *
  * Frames are read in two stages: the 4-byte length, checked against the
- * cap before anything is allocated, then the body (DESIGN 11.5).  Every
- * frame is decoded, verified and put through the receiver checks of
- * REFERENCE.md before dispatch.  A malformed or badly signed frame closes
- * the link and is counted by reason; a frame that fails a receiver check
- * (too old, replay, rate, quarantine) is dropped and counted.
+ * cap before anything is allocated, then the body (docs/protocol.md 1).
+ * Every frame is decoded, verified and put through the receiver checks
+ * (docs/protocol.md 5) before dispatch.  A malformed or badly signed frame
+ * closes the link and is counted by reason; a frame that fails a receiver
+ * check (too old, replay, rate, quarantine) is dropped and counted.
+ * Accepted links that have not proven a key have a budget of their own
+ * (--max-preauth) apart from --max-links (docs/protocol.md 3).
  *
  * The link layer knows no consumer: a module registers a handler for each
  * frame kind it takes (link_register) and observes links to members going
@@ -73,6 +75,22 @@ typedef void	(*link_observer_fn)(struct member *m, bool up);
 void		 link_register(uint32_t kind, link_handler_fn fn);
 /* Call fn on every link up/down (at most 8 observers; once per fn). */
 void		 link_observe(link_observer_fn fn);
+/* A CHANNEL_HELLO body (docs/protocol.md section 3). */
+#define LINK_HELLO_NONCE	16
+struct link_hello {
+	char		 addr[64];	/* the sender's listen address */
+	char		 name[64];
+	const uint8_t	*echo;		/* empty in a hello, their nonce in a proof */
+	size_t		 echo_len;
+	const uint8_t	*nonce;
+	size_t		 nonce_len;
+};
+/* Parse a hello body; echo and nonce point into p. 0 or -1 (refused). */
+int		 link_hello_parse(const uint8_t *p, size_t len,
+		    struct link_hello *h);
+/* Append h as a hello body (canonical CBOR) to b. */
+void		 link_hello_encode(struct dcbor_buf *b, const struct link_hello *h);
+
 /* Bind the listener; the bound address goes to addr. 0 or -1. */
 int		 link_init(const char *listen, char *addr, size_t len);
 /* Close every link and the listener. */

@@ -3,7 +3,7 @@
  *
  * Parse the command line (every knob has a flag), take the identity from
  * DIR, bind the TCP listener and the control socket, print the one ready
- * line on stdout (DESIGN 3), optionally stop itself for a debugger
+ * line on stdout (docs/control.md), optionally stop itself for a debugger
  * (--hold), dial the seeds and run the loop.  TERM/INT shut down cleanly;
  * USR1 writes the trace to DIR/trace.ndjson.
  */
@@ -91,6 +91,7 @@ usage(FILE *fp)
 "  --log-file PATH        default DIR/peerd.log; \"-\" for stderr\n"
 "  --fault-seed N         seed of the fault filter's drop/jitter draws\n"
 "  --help, --version\n"
+"The wire protocol and the control socket: docs/protocol.md, docs/control.md.\n"
 "knobs (common/knob.h):\n");
 	for (size_t i = 0; i < knob_count; i++) {
 		const struct knob *k = &knob_table[i];

@@ -71,6 +71,8 @@ struct peerd_conf {
 
 	/* limits */
 	uint32_t	 max_links;
+	uint32_t	 max_preauth;	/* accepted links not yet proven */
+	uint32_t	 preauth_ms;	/* to finish a handshake */
 	uint32_t	 max_clients;
 	uint32_t	 max_frame;
 	uint32_t	 max_line;

@@ -282,7 +282,13 @@ def _head(major, n):
     raise ValueError(n)
 
 
+class Raw(bytes):
+    """Bytes that are already one encoded CBOR item (cbor() copies them)."""
+
+
 def cbor(v):
+    if isinstance(v, Raw):
+        return bytes(v)
     if v is None:
         return b"\xf6"
     if v is True:

@@ -266,7 +266,7 @@ static void
 gen_seeds(const char *dir)
 {
 	struct dcbor_buf b, recs;
-	uint64_t dig[GOSSIP_BUCKETS];
+	uint64_t dig[GOSSIP_BUCKETS], rid;
 	size_t n;
 	uint8_t other[IDENTITY_ID_LEN];
 
@@ -303,10 +303,15 @@ gen_seeds(const char *dir)
 	}
 	fuzz_seed_write(dir, "group_ad", 3, &b);
 
+	/* The rid is the hash of the items, or the rumor is refused. */
+	dcbor_buf_reset(&b);
+	dcbor_put_array(&b, n);
+	dcbor_put_raw(&b, recs.data, recs.len);
+	rid = gossip_rid(b.data, b.len);
 	dcbor_buf_reset(&b);
 	dcbor_put_map(&b, 3);
 	put_key(&b, "rid");
-	dcbor_put_uint(&b, 0x123456789abcdef1ull);
+	dcbor_put_uint(&b, rid);
 	put_key(&b, "hops");
 	dcbor_put_uint(&b, 3);
 	put_key(&b, "items");

@@ -361,7 +361,8 @@ START_TEST(test_err_unknown_key)
 	    "tick-ms, silence-ms, ping-timeout-ms, hops, active, passive, "
 	    "shuffle-ms, lazy-ms, batch-ms, graft-ms, max-age-s, "
 	    "max-future-s, rate-burst, rate, strikes, quarantine-s, "
-	    "max-links, max-clients, max-frame, max-line, max-entries, "
+	    "max-links, max-preauth, preauth-ms, max-clients, max-frame, "
+	    "max-line, max-entries, "
 	    "trace-events, log-level, test-hooks, direct-io");
 }
 END_TEST
