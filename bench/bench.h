@@ -63,7 +63,8 @@ struct bench_family {
 	X(template)		\
 	X(localspace)		\
 	X(crdt)			\
-	X(entry)
+	X(entry)		\
+	X(recon)
 
 #define BENCH_FAMILY_DECL(f) extern const struct bench_family bench_family_##f;
 BENCH_FAMILIES(BENCH_FAMILY_DECL)
