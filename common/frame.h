@@ -54,7 +54,12 @@ struct dcbor_buf;
 	X(GROUP_AD_WANT, 12, "group_ad_want")			\
 	X(GROUP_AD, 13, "group_ad")				\
 	X(HAVE, 14, "have")					\
-	X(BYE, 15, "bye")
+	X(BYE, 15, "bye")					\
+	X(RECON_NEG, 16, "recon_neg")				\
+	X(RECON_SYMS, 17, "recon_syms")				\
+	X(RECON_ACK, 18, "recon_ack")				\
+	X(RECON_RECS, 19, "recon_recs")				\
+	X(RECON_END, 20, "recon_end")
 
 enum frame_kind {
 #define FRAME_KIND_ENUM(e, v, n) FRAME_##e = v,

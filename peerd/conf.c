@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "peerd.h"
+#include "recon.h"
 
 /* Every knob at its documented default (peerd --help). */
 void
@@ -24,6 +25,7 @@ conf_defaults(struct peerd_conf *c)
 	c->ping_timeout_ms = 2000;
 	c->fanout = 3;
 	c->hops = 6;
+	c->reconcile = RECON_RIBLT;
 	c->max_age_s = 300;
 	c->max_future_s = 600;
 	c->rate_burst = 50000;

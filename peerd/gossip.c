@@ -19,6 +19,7 @@
 #include "member.h"
 #include "stats.h"
 #include "peerd.h"
+#include "recon.h"
 #include "replica.h"
 #include "trace.h"
 #include "xmalloc.h"
@@ -272,6 +273,20 @@ send_digest(struct member *m)
 		pd_count(digests_sent);
 	}
 	dcbor_buf_free(&b);
+}
+
+void
+gossip_digest(struct member *m)
+{
+	send_digest(m);
+}
+
+/* Anti-entropy by --reconcile; the digest unless recon.c takes it. */
+static void
+ae_start(struct member *m, bool link_up)
+{
+	if (recon_start(m, link_up) == -1)
+		send_digest(m);
 }
 
 static void
@@ -563,6 +578,12 @@ gossip_recv(struct member *from, uint32_t kind, const uint8_t *body,
 		return recv_digest(from, body, len);
 	case FRAME_PULL_RESP:
 		return recv_pull(from, body, len);
+	case FRAME_RECON_NEG:
+	case FRAME_RECON_SYMS:
+	case FRAME_RECON_ACK:
+	case FRAME_RECON_RECS:
+	case FRAME_RECON_END:
+		return recon_recv(from, kind, body, len);
 	default:
 		return 0;
 	}
@@ -572,7 +593,7 @@ void
 gossip_link_up(struct member *m)
 {
 	send_group_ad(m);
-	send_digest(m);		/* catch up at once */
+	ae_start(m, true);	/* catch up at once */
 }
 
 void
@@ -580,6 +601,7 @@ gossip_link_down(struct member *m)
 {
 	m->ae_asked_ms = 0;
 	m->ae_answered_ms = 0;
+	recon_link_down(m);
 }
 
 void
@@ -592,7 +614,7 @@ gossip_tick(void)
 		return;
 	last_ae_ms = now;
 	if (member_pick_up(&m, 1, NULL) == 1)
-		send_digest(m);
+		ae_start(m, false);
 }
 
 void
@@ -606,11 +628,13 @@ gossip_init(void)
 	batch_n = 0;
 	flush_ev = event_new(pd->base, -1, 0, gossip_flush, NULL);
 	last_ae_ms = clock_mono_ms();
+	recon_init();
 }
 
 void
 gossip_free(void)
 {
+	recon_free();
 	dcbor_buf_free(&batch);
 	if (flush_ev != NULL)
 		event_free(flush_ev);

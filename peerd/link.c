@@ -683,6 +683,11 @@ link_frame(struct link *l, const uint8_t *buf, size_t len)
 	case FRAME_RUMOR:
 	case FRAME_DIGEST:
 	case FRAME_PULL_RESP:
+	case FRAME_RECON_NEG:
+	case FRAME_RECON_SYMS:
+	case FRAME_RECON_ACK:
+	case FRAME_RECON_RECS:
+	case FRAME_RECON_END:
 		if (gossip_recv(l->member, f.kind, f.body, f.body_len) == -1) {
 			pd_count(bad_body);
 			link_close(l, "malformed frame body");

@@ -28,6 +28,7 @@
 #include "log.h"
 #include "stats.h"
 #include "peerd.h"
+#include "recon.h"
 #include "replica.h"
 #include "swarm.h"
 #include "trace.h"
@@ -45,6 +46,7 @@ enum {
 	OPT_MAX_LINKS, OPT_MAX_CLIENTS, OPT_MAX_FRAME, OPT_MAX_LINE,
 	OPT_MAX_ENTRIES, OPT_TRACE_EVENTS, OPT_LOG_LEVEL, OPT_LOG_FILE,
 	OPT_GROUP, OPT_HOLD, OPT_TEST_HOOKS, OPT_FAULT_SEED, OPT_DIRECT_IO,
+	OPT_RECONCILE,
 };
 
 static const struct option longopts[] = {
@@ -68,6 +70,7 @@ static const struct option longopts[] = {
 	{ "ping-timeout-ms", required_argument, NULL, OPT_PING_TIMEOUT },
 	{ "fanout", required_argument, NULL, OPT_FANOUT },
 	{ "hops", required_argument, NULL, OPT_HOPS },
+	{ "reconcile", required_argument, NULL, OPT_RECONCILE },
 	{ "max-age-s", required_argument, NULL, OPT_MAX_AGE },
 	{ "max-future-s", required_argument, NULL, OPT_MAX_FUTURE },
 	{ "rate-burst", required_argument, NULL, OPT_RATE_BURST },
@@ -110,6 +113,7 @@ usage(FILE *fp)
 "  --settle-ms N (200)  --take-retry-ms N (20)  --take-lease-ms N (30000)\n"
 "  --gossip-ms N (1000)  --tick-ms N (250)  --silence-ms N (30000)\n"
 "  --ping-timeout-ms N (2000)  --fanout N (3)  --hops N (6)\n"
+"  --reconcile digest|negentropy|riblt (riblt): the anti-entropy method\n"
 "receiver checks:\n"
 "  --max-age-s N (300)  --max-future-s N (600)  --rate-burst N (50000)\n"
 "  --rate N (10000 frames/s)  --strikes N (16)  --quarantine-s N (600)\n"
@@ -171,6 +175,15 @@ conf_parse(struct peerd_conf *c, int argc, char **argv)
 		case OPT_PING_TIMEOUT: c->ping_timeout_ms = opt_u32(nm, optarg, 10, 3600000); break;
 		case OPT_FANOUT: c->fanout = opt_u32(nm, optarg, 1, 1024); break;
 		case OPT_HOPS: c->hops = opt_u32(nm, optarg, 1, 64); break;
+		case OPT_RECONCILE: {
+			enum recon_method rm;
+
+			if (recon_method_parse(optarg, &rm) == -1)
+				fatalx("--reconcile: expected digest, negentropy "
+				    "or riblt, got \"%s\"", optarg);
+			c->reconcile = rm;
+			break;
+		}
 		case OPT_MAX_AGE: c->max_age_s = opt_u32(nm, optarg, 1, 86400); break;
 		case OPT_MAX_FUTURE: c->max_future_s = opt_u32(nm, optarg, 1, 86400); break;
 		case OPT_RATE_BURST: c->rate_burst = opt_u32(nm, optarg, 1, UINT32_MAX); break;

@@ -51,6 +51,7 @@ struct peerd_conf {
 	uint32_t	 ping_timeout_ms;
 	uint32_t	 fanout;
 	uint32_t	 hops;
+	uint32_t	 reconcile;	/* enum recon_method (recon.h) */
 
 	/* receiver checks */
 	uint32_t	 max_age_s;

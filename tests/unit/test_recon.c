@@ -126,6 +126,11 @@ neg_run(const struct pair *p, size_t *bytes)
 	/* A gets what B has and A lacks: B's have plus A's need. */
 	check_union(p, p->a, p->na, &hb, &nda, "A");
 	check_union(p, p->b, p->nb, &ha, &ndb, "B");
+	/* exactly the difference, each item once */
+	ck_assert_msg(hb.n + nda.n == p->nu - p->na && ha.n + ndb.n ==
+	    p->nu - p->nb, "seed %" PRIu64 ": %zu+%zu and %zu+%zu items for "
+	    "a difference of %zu and %zu", seed, hb.n, nda.n, ha.n, ndb.n,
+	    p->nu - p->na, p->nu - p->nb);
 	neg_ids_free(&ha);
 	neg_ids_free(&hb);
 	neg_ids_free(&nda);
