@@ -91,7 +91,7 @@ neg_once(const struct recon_state *st, int *rounds, size_t *bytes)
 static size_t
 riblt_once(const struct recon_state *st, size_t *syms, size_t *bytes)
 {
-	struct riblt_enc *e = riblt_enc_new(st->a, N_SIDE);
+	struct riblt_enc *e = riblt_enc_new(st->a, N_SIDE, 1u << 20);
 	struct riblt_dec *d = riblt_dec_new(st->b, N_SIDE, 1u << 20);
 	struct riblt_sym s[RIBLT_BATCH], back[RIBLT_BATCH];
 	struct dcbor_buf b;

@@ -1,7 +1,6 @@
 /*
- * riblt.c: rateless IBLT encoder and decoder (see riblt.h).  Both keep
- * their items in a min-heap keyed by each item's next symbol index, so
- * producing symbol i touches only the items mapped to it.
+ * riblt.c: rateless IBLT encoder and decoder (see riblt.h).  Producing
+ * or taking symbol i touches only the items mapped to it.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -15,29 +14,33 @@
 
 #define RIBLT_SEED	0x52494240u	/* the checksum's XXH3 seed */
 
-/* An item's place in the mapping: its next index and generator state. */
-struct rmap {
-	uint64_t	idx;
-	uint64_t	x;
-	uint64_t	chk;
-	uint64_t	st;
-	int64_t		delta;	/* added to a symbol's count */
-};
+/*
+ * The items of a side and where each maps next.  Symbols are produced in
+ * order, so the items wait in one list per symbol
+ * index (head[i] .. next[]): producing symbol i walks list i and moves
+ * each item to the list of its next index.  Indexes at or past max are
+ * never reached: such items leave the lists.
+ */
+#define NONE	UINT32_MAX
 
-struct rheap {
-	struct rmap	*m;
+struct rset {
+	uint64_t	*x, *chk, *st;
+	uint32_t	*idx, *next;
+	int8_t		*delta;		/* added to a symbol's count */
 	size_t		 n, cap;
+	uint32_t	*head;		/* max lists */
+	size_t		 max;
 };
 
 struct riblt_enc {
-	struct rheap	 h;
+	struct rset	 s;
 	size_t		 pos;
 };
 
 struct riblt_dec {
-	struct rheap	 h;		/* local and recovered items */
+	struct rset	 s;		/* local and recovered items */
 	struct riblt_sym *cell;
-	size_t		 pos, cap, max;
+	size_t		 pos, cap;
 	size_t		*queue;		/* cells that may be pure */
 	size_t		 nq, qcap;
 	uint64_t	*remote, *local;
@@ -64,90 +67,95 @@ splitmix(uint64_t *st)
 	return z ^ (z >> 31);
 }
 
-/* Move m to its next index: a gap drawn so that P(index i) ~ 1/(1+i/2). */
-static void
-rmap_next(struct rmap *m)
+/* The index after idx: a gap drawn so that P(index i) ~ 1/(1 + i/2). */
+static uint64_t
+next_index(uint64_t idx, uint64_t *st)
 {
-	double u, g;
+	double u = (double)((splitmix(st) >> 11) + 1) * 0x1p-53;
+	double g = ceil(((double)idx + 1.5) * (1.0 / sqrt(u) - 1.0));
 
-	if (m->idx == UINT64_MAX)
-		return;
-	u = (double)((splitmix(&m->st) >> 11) + 1) * 0x1p-53;
-	g = ceil(((double)m->idx + 1.5) * (1.0 / sqrt(u) - 1.0));
 	if (g < 1)
 		g = 1;
-	if (g >= 0x1p62 || (double)m->idx + g >= 0x1p62)
-		m->idx = UINT64_MAX;
-	else
-		m->idx += (uint64_t)g;
+	if (g >= 0x1p62 || (double)idx + g >= 0x1p62)
+		return UINT64_MAX;
+	return idx + (uint64_t)g;
 }
 
 static void
-rmap_init(struct rmap *m, uint64_t x, int64_t delta)
+rset_init(struct rset *s, size_t max)
 {
-	m->idx = 0;
-	m->x = x;
-	m->chk = riblt_checksum(x);
-	m->st = m->chk;
-	m->delta = delta;
+	memset(s, 0, sizeof(*s));
+	s->max = max;
+	s->head = xmalloc((max ? max : 1) * sizeof(*s->head));
+	memset(s->head, 0xff, (max ? max : 1) * sizeof(*s->head));
 }
 
 static void
-sym_apply(struct riblt_sym *s, const struct rmap *m)
+rset_free(struct rset *s)
 {
-	s->sum ^= m->x;
-	s->chk ^= m->chk;
-	s->count += m->delta;
+	free(s->x);
+	free(s->chk);
+	free(s->st);
+	free(s->idx);
+	free(s->next);
+	free(s->delta);
+	free(s->head);
 }
 
+/* Put item j on the list of index i (or nowhere past max). */
 static void
-heap_down(struct rheap *h, size_t i)
+rset_link(struct rset *s, uint32_t j, uint64_t i)
 {
-	for (;;) {
-		size_t l = 2 * i + 1, r = l + 1, s = i;
-		struct rmap t;
+	if (i >= s->max)
+		return;
+	s->idx[j] = (uint32_t)i;
+	s->next[j] = s->head[i];
+	s->head[i] = (uint32_t)j;
+}
 
-		if (l < h->n && h->m[l].idx < h->m[s].idx)
-			s = l;
-		if (r < h->n && h->m[r].idx < h->m[s].idx)
-			s = r;
-		if (s == i)
-			return;
-		t = h->m[i];
-		h->m[i] = h->m[s];
-		h->m[s] = t;
-		i = s;
+/* Add x, mapped from index 0; its index after 'from' goes to a list. */
+static uint32_t
+rset_add(struct rset *s, uint64_t x, int delta)
+{
+	uint32_t j;
+
+	if (s->n == s->cap) {
+		s->cap = s->cap ? 2 * s->cap : 64;
+		s->x = xreallocarray(s->x, s->cap, sizeof(*s->x));
+		s->chk = xreallocarray(s->chk, s->cap, sizeof(*s->chk));
+		s->st = xreallocarray(s->st, s->cap, sizeof(*s->st));
+		s->idx = xreallocarray(s->idx, s->cap, sizeof(*s->idx));
+		s->next = xreallocarray(s->next, s->cap, sizeof(*s->next));
+		s->delta = xreallocarray(s->delta, s->cap, sizeof(*s->delta));
 	}
+	j = (uint32_t)s->n++;
+	s->x[j] = x;
+	s->chk[j] = riblt_checksum(x);
+	s->st[j] = s->chk[j];
+	s->delta[j] = (int8_t)delta;
+	return j;
 }
 
 static void
-heap_push(struct rheap *h, const struct rmap *m)
+sym_apply(struct riblt_sym *c, const struct rset *s, uint32_t j)
 {
-	size_t i;
-
-	if (h->n == h->cap) {
-		h->cap = h->cap ? 2 * h->cap : 64;
-		h->m = xreallocarray(h->m, h->cap, sizeof(*h->m));
-	}
-	i = h->n++;
-	h->m[i] = *m;
-	while (i > 0 && h->m[(i - 1) / 2].idx > h->m[i].idx) {
-		struct rmap t = h->m[i];
-
-		h->m[i] = h->m[(i - 1) / 2];
-		h->m[(i - 1) / 2] = t;
-		i = (i - 1) / 2;
-	}
+	c->sum ^= s->x[j];
+	c->chk ^= s->chk[j];
+	c->count += s->delta[j];
 }
 
-/* Apply every heap item mapped to index i to s, moving each on. */
+/* Apply every item mapped to index i to c, moving each on. */
 static void
-heap_apply(struct rheap *h, uint64_t i, struct riblt_sym *s)
+rset_apply(struct rset *s, uint64_t i, struct riblt_sym *c)
 {
-	while (h->n > 0 && h->m[0].idx == i) {
-		sym_apply(s, &h->m[0]);
-		rmap_next(&h->m[0]);
-		heap_down(h, 0);
+	uint32_t j, nx;
+
+	if (i >= s->max)
+		return;
+	for (j = s->head[i], s->head[i] = NONE; j != NONE; j = nx) {
+		nx = s->next[j];
+		sym_apply(c, s, j);
+		rset_link(s, j, next_index(i, &s->st[j]));
 	}
 }
 
@@ -159,31 +167,28 @@ cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* A heap of the distinct items, each with delta. */
+/* The distinct items, each with delta, all waiting for symbol 0. */
 static void
-heap_fill(struct rheap *h, const uint64_t *items, size_t n, int64_t delta)
+rset_fill(struct rset *s, const uint64_t *items, size_t n, int delta)
 {
 	uint64_t *v = xcalloc(n ? n : 1, sizeof(*v));
 
 	if (n > 0)
 		memcpy(v, items, n * sizeof(*v));
 	qsort(v, n, sizeof(*v), cmp_u64);
-	h->cap = n ? n : 1;
-	h->m = xcalloc(h->cap, sizeof(*h->m));
-	h->n = 0;
 	for (size_t i = 0; i < n; i++)
 		if (i == 0 || v[i] != v[i - 1])
-			rmap_init(&h->m[h->n++], v[i], delta);
+			rset_link(s, rset_add(s, v[i], delta), 0);
 	free(v);
-	/* Every index starts at 0: the array is already a heap. */
 }
 
 struct riblt_enc *
-riblt_enc_new(const uint64_t *items, size_t n)
+riblt_enc_new(const uint64_t *items, size_t n, size_t max_syms)
 {
 	struct riblt_enc *e = xcalloc(1, sizeof(*e));
 
-	heap_fill(&e->h, items, n, 1);
+	rset_init(&e->s, max_syms);
+	rset_fill(&e->s, items, n, 1);
 	return e;
 }
 
@@ -192,17 +197,20 @@ riblt_enc_free(struct riblt_enc *e)
 {
 	if (e == NULL)
 		return;
-	free(e->h.m);
+	rset_free(&e->s);
 	free(e);
 }
 
-void
+size_t
 riblt_enc_next(struct riblt_enc *e, struct riblt_sym *out, size_t k)
 {
-	for (size_t j = 0; j < k; j++) {
+	size_t j;
+
+	for (j = 0; j < k && e->pos < e->s.max; j++) {
 		memset(&out[j], 0, sizeof(out[j]));
-		heap_apply(&e->h, e->pos++, &out[j]);
+		rset_apply(&e->s, e->pos++, &out[j]);
 	}
+	return j;
 }
 
 size_t
@@ -216,8 +224,8 @@ riblt_dec_new(const uint64_t *local, size_t n, size_t max_syms)
 {
 	struct riblt_dec *d = xcalloc(1, sizeof(*d));
 
-	heap_fill(&d->h, local, n, -1);
-	d->max = max_syms;
+	rset_init(&d->s, max_syms);
+	rset_fill(&d->s, local, n, -1);
 	return d;
 }
 
@@ -226,7 +234,7 @@ riblt_dec_free(struct riblt_dec *d)
 {
 	if (d == NULL)
 		return;
-	free(d->h.m);
+	rset_free(&d->s);
 	free(d->cell);
 	free(d->queue);
 	free(d->remote);
@@ -267,7 +275,8 @@ peel(struct riblt_dec *d)
 {
 	while (d->nq > 0) {
 		struct riblt_sym c = d->cell[d->queue[--d->nq]];
-		struct rmap m;
+		uint64_t i = 0;
+		uint32_t j;
 
 		if (!pure(&c))
 			continue;
@@ -275,36 +284,37 @@ peel(struct riblt_dec *d)
 			list_push(&d->remote, &d->nremote, &d->remcap, c.sum);
 		else
 			list_push(&d->local, &d->nlocal, &d->loccap, c.sum);
-		rmap_init(&m, c.sum, -c.count);
-		while (m.idx < d->pos) {
-			sym_apply(&d->cell[m.idx], &m);
-			if (pure(&d->cell[m.idx]))
-				queue_push(d, m.idx);
-			rmap_next(&m);
+		/* Take it out of every cell so far; later ones as they come. */
+		j = rset_add(&d->s, c.sum, (int)-c.count);
+		while (i < d->pos) {
+			sym_apply(&d->cell[i], &d->s, j);
+			if (pure(&d->cell[i]))
+				queue_push(d, i);
+			i = next_index(i, &d->s.st[j]);
 		}
-		heap_push(&d->h, &m);
+		rset_link(&d->s, j, i);
 	}
 }
 
 int
 riblt_dec_add(struct riblt_dec *d, const struct riblt_sym *s, size_t k)
 {
-	if (k > d->max || d->pos > d->max - k)
+	if (k > d->s.max || d->pos > d->s.max - k)
 		return -1;
 	if (d->pos + k > d->cap) {
 		size_t cap = d->cap ? d->cap : 256;
 
 		while (cap < d->pos + k)
 			cap *= 2;
-		if (cap > d->max)
-			cap = d->max;
+		if (cap > d->s.max)
+			cap = d->s.max;
 		d->cell = xreallocarray(d->cell, cap, sizeof(*d->cell));
 		d->cap = cap;
 	}
 	for (size_t j = 0; j < k; j++) {
 		struct riblt_sym c = s[j];
 
-		heap_apply(&d->h, d->pos, &c);
+		rset_apply(&d->s, d->pos, &c);
 		d->cell[d->pos] = c;
 		if (pure(&c))
 			queue_push(d, d->pos);

@@ -16,8 +16,10 @@
  * the size of the sets.  docs/protocol.md has the mapping and the wire
  * form exactly, for another implementation.
  *
- * Bounded: a decoder accepts at most the max_syms it was made with, and
- * its work per symbol is bounded by its own set and what it recovered.
+ * Bounded: an encoder or decoder handles at most the max_syms symbols it
+ * was made with (its memory is about 4 bytes a symbol plus 37 an item),
+ * and the work per symbol is bounded by its own set and what it
+ * recovered.
  */
 #ifndef RIBLT_H
 #define RIBLT_H
@@ -44,11 +46,12 @@ struct riblt_dec;
 /* An item's checksum (docs/protocol.md). */
 uint64_t	 riblt_checksum(uint64_t x);
 
-/* An encoder over a copy of items (deduplicated). */
-struct riblt_enc *riblt_enc_new(const uint64_t *items, size_t n);
+/* An encoder over a copy of items (deduplicated), for max_syms symbols. */
+struct riblt_enc *riblt_enc_new(const uint64_t *items, size_t n,
+		    size_t max_syms);
 void		 riblt_enc_free(struct riblt_enc *e);
-/* The next k symbols of the stream into out. */
-void		 riblt_enc_next(struct riblt_enc *e, struct riblt_sym *out,
+/* The next k symbols of the stream into out: how many (fewer past max). */
+size_t		 riblt_enc_next(struct riblt_enc *e, struct riblt_sym *out,
 		    size_t k);
 /* Symbols produced so far. */
 size_t		 riblt_enc_pos(const struct riblt_enc *e);

@@ -30,7 +30,20 @@
 	X("swarm.ratio_to_raw", 0)			\
 	X("swarm.verified", 0)				\
 	X("swarm.unverified", 0)			\
-	X("swarm.stalls", 0)
+	X("swarm.stalls", 0)				\
+	RECON_MEASURES(X, "digest")			\
+	RECON_MEASURES(X, "negentropy")			\
+	RECON_MEASURES(X, "riblt")
+
+/* One reconcile step's figures (orchestrator/run.c act_reconcile). */
+#define RECON_MEASURES(X, m)				\
+	X("reconcile." m ".rounds", 0)			\
+	X("reconcile." m ".bytes", 0)			\
+	X("reconcile." m ".record_bytes", 0)		\
+	X("reconcile." m ".record_ratio", 0)		\
+	X("reconcile." m ".records", 0)			\
+	X("reconcile." m ".ms", 0)			\
+	X("reconcile." m ".equal", 0)
 
 #define MEASURES_NAME_TEXT(n, lat) n ", "
 /* "run.wall_ms, throughput.takes_per_s, ..., " for messages. */

@@ -113,11 +113,14 @@ static const char *const stats[] = {
 static const char *const levels[] = {
 	"error", "warn", "info", "debug", NULL
 };
+static const char *const recon_methods[] = {
+	"digest", "negentropy", "riblt", NULL
+};
 
 /* peerd's flags and the ranges peerd/main.c accepts for them. */
 static const struct knob {
 	const char	*name;
-	long long	 min, max;	/* max < 0: a log level */
+	long long	 min, max;	/* max -1: a log level, -2: a method */
 } knobs[] = {
 	{ "settle-ms", 0, 600000 },
 	{ "take-retry-ms", 1, 60000 },
@@ -143,6 +146,7 @@ static const struct knob {
 	{ "log-level", 0, -1 },
 	{ "test-hooks", 0, 1 },		/* 1: pass --test-hooks */
 	{ "direct-io", 0, 1 },		/* 1: pass --direct-io */
+	{ "reconcile", 0, -2 },		/* digest, negentropy or riblt */
 };
 
 static const struct measure {
@@ -746,7 +750,8 @@ want_knobs(struct sc *sc, const struct at *at, const json_t *v,
 		if ((val = subst(sc, &ka, raw)) == NULL)
 			break;
 		if (k->max < 0) {
-			if (want_enum(sc, &ka, val, levels) >= 0)
+			if (want_enum(sc, &ka, val, k->max == -2 ?
+			    recon_methods : levels) >= 0)
 				json_object_set(out, key, val);
 		} else if (want_int(sc, &ka, val, k->min, k->max, &n) == 0)
 			json_object_set_new(out, key, json_integer(n));
@@ -1140,6 +1145,16 @@ static const struct field fetch_fields[] = {
 	{ "wait", FK_BOOL, 0, 0, 0, "true", NULL },
 	{ NULL, 0, 0, 0, 0, NULL, NULL }
 };
+static const struct field reconcile_fields[] = {
+	{ "peer", FK_INDEX, 0, 0, 0, "0", NULL },
+	{ "with", FK_INDEX, 0, 0, 0, "1", NULL },
+	{ "method", FK_ENUM, F_REQ, 0, 0, NULL, recon_methods },
+	{ "common", FK_INT, 0, 0, 1e7, "0", NULL },
+	{ "diff", FK_INT, 0, 0, 1e7, "0", NULL },
+	{ "seed", FK_INT, 0, 0, 1e6, "1", NULL },
+	{ "payload_bytes", FK_INT, 0, 0, 60000, "64", NULL },
+	{ NULL, 0, 0, 0, 0, NULL, NULL }
+};
 static const struct field sleep_fields[] = {
 	{ "ms", FK_INT, F_REQ, 0, (double)TIME_MS_MAX, NULL, NULL },
 	{ NULL, 0, 0, 0, 0, NULL, NULL }
@@ -1490,6 +1505,7 @@ static const struct action actions[] = {
 	{ "mark", mark_fields, NULL },
 	{ "publish", publish_fields, NULL },
 	{ "fetch", fetch_fields, NULL },
+	{ "reconcile", reconcile_fields, NULL },
 };
 
 /* ---- steps and checks ------------------------------------------------ */

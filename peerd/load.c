@@ -180,6 +180,16 @@ write_cb(evutil_socket_t fd, short what, void *arg)
 		    .tv_usec = (suseconds_t)(wait % 1000000u) };
 
 		evtimer_add(l->ev, &tv);
+	} else if (l->op == LOAD_BULK) {
+		/*
+		 * A zero timer, not event_active: libevent runs what is
+		 * activated from inside the active queue in the same pass,
+		 * so the loop would poll no socket (the control client
+		 * waiting for "started" among them) until the load is over.
+		 */
+		struct timeval tv = { 0, 0 };
+
+		evtimer_add(l->ev, &tv);
 	} else
 		event_active(l->ev, EV_TIMEOUT, 0);
 }

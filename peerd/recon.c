@@ -166,6 +166,34 @@ item_cmp(const void *x, const void *y)
 	return a->h < b->h ? -1 : a->h > b->h;
 }
 
+/* Sort by h: an LSD radix sort (qsort moves 24-byte items by memmove). */
+static void
+items_sort(struct item *it, size_t n)
+{
+	struct item *tmp = xcalloc(n ? n : 1, sizeof(*tmp)), *src = it,
+	    *dst = tmp, *sw;
+
+	for (int shift = 0; shift < 64; shift += 8) {
+		size_t count[256] = { 0 }, pos = 0;
+
+		for (size_t i = 0; i < n; i++)
+			count[(src[i].h >> shift) & 0xff]++;
+		for (size_t b = 0; b < 256; b++) {
+			size_t c = count[b];
+
+			count[b] = pos;
+			pos += c;
+		}
+		for (size_t i = 0; i < n; i++)
+			dst[count[(src[i].h >> shift) & 0xff]++] = src[i];
+		sw = src;
+		src = dst;
+		dst = sw;
+	}
+	/* eight passes: the sorted items are back in it */
+	free(tmp);
+}
+
 static void
 snapshot(struct sess *s)
 {
@@ -173,8 +201,7 @@ snapshot(struct sess *s)
 	size_t k = 0;
 
 	replica_foreach_item(snap_one, &a);
-	if (a.n > 0)
-		qsort(a.it, a.n, sizeof(*a.it), item_cmp);
+	items_sort(a.it, a.n);
 	for (size_t i = 0; i < a.n; i++)
 		if (k == 0 || a.it[k - 1].h != a.it[i].h)
 			a.it[k++] = a.it[i];
@@ -437,8 +464,7 @@ pump(struct sess *s)
 	    riblt_enc_pos(s->enc) < RECON_SYMS_MAX) {
 		struct dcbor_buf b;
 		uint64_t at = riblt_enc_pos(s->enc);
-
-		riblt_enc_next(s->enc, sym, RECON_SYMS_FRAME);
+		size_t k = riblt_enc_next(s->enc, sym, RECON_SYMS_FRAME);
 		dcbor_buf_init(&b);
 		dcbor_put_map(&b, 4);
 		dcbor_put_cstr(&b, "n");
@@ -448,7 +474,7 @@ pump(struct sess *s)
 		dcbor_put_cstr(&b, "size");
 		dcbor_put_uint(&b, s->n);
 		dcbor_put_cstr(&b, "syms");
-		riblt_put_syms(&b, sym, RECON_SYMS_FRAME);
+		riblt_put_syms(&b, sym, k);
 		send_body(s, FRAME_RECON_SYMS, &b);
 	}
 }
@@ -498,7 +524,7 @@ start_proto(struct sess *s)
 		send_neg(s, &msg, &none);
 		dcbor_buf_free(&msg);
 	} else {
-		s->enc = riblt_enc_new(v, s->n);
+		s->enc = riblt_enc_new(v, s->n, RECON_SYMS_MAX);
 		s->rounds = 1;		/* the symbol stream */
 		pump(s);
 	}

@@ -146,7 +146,7 @@ neg_run(const struct pair *p, size_t *bytes)
 static size_t
 riblt_run(const struct pair *p)
 {
-	struct riblt_enc *e = riblt_enc_new(p->a, p->na);
+	struct riblt_enc *e = riblt_enc_new(p->a, p->na, 1u << 20);
 	struct riblt_dec *d = riblt_dec_new(p->b, p->nb, 1u << 20);
 	struct riblt_sym s[64];
 	struct neg_ids got_a = { 0 }, got_b = { 0 }, none = { 0 };
