@@ -45,6 +45,7 @@ struct riblt_dec {
 	size_t		 nq, qcap;
 	uint64_t	*remote, *local;
 	size_t		 nremote, nlocal, remcap, loccap;
+	bool		 failed;	/* symbols no set difference makes */
 };
 
 uint64_t
@@ -280,6 +281,16 @@ peel(struct riblt_dec *d)
 
 		if (!pure(&c))
 			continue;
+		/*
+		 * A real difference never peels more items than there are
+		 * symbols, and made-up symbols can peel the same item back
+		 * and forth for ever: past max the stream is refused.
+		 */
+		if (d->nremote + d->nlocal >= d->s.max) {
+			d->failed = true;
+			d->nq = 0;
+			return;
+		}
 		if (c.count == 1)
 			list_push(&d->remote, &d->nremote, &d->remcap, c.sum);
 		else
@@ -299,7 +310,7 @@ peel(struct riblt_dec *d)
 int
 riblt_dec_add(struct riblt_dec *d, const struct riblt_sym *s, size_t k)
 {
-	if (k > d->s.max || d->pos > d->s.max - k)
+	if (d->failed || k > d->s.max || d->pos > d->s.max - k)
 		return -1;
 	if (d->pos + k > d->cap) {
 		size_t cap = d->cap ? d->cap : 256;
@@ -321,7 +332,7 @@ riblt_dec_add(struct riblt_dec *d, const struct riblt_sym *s, size_t k)
 		d->pos++;
 	}
 	peel(d);
-	return 0;
+	return d->failed ? -1 : 0;
 }
 
 bool

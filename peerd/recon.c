@@ -1,7 +1,7 @@
 /*
  * recon.c: anti-entropy sessions by negentropy or RIBLT, and the digest
  * measured the same way (see recon.h; the wire is docs/protocol.md
- * section 6.2).
+ * sections 8.1 to 8.3).
  *
  * A session is one reconciliation with one member, named by the
  * initiator's random sid.  Each side takes a snapshot of its items (state
@@ -81,7 +81,7 @@ struct sess {
 	uint64_t		 acked;		/* symbols the responder took */
 	uint64_t		 last_ms, deadline_ms, start_us;
 	uint64_t		 rounds, records, payload;
-	uint64_t		 bytes0, recbytes0, frames0;
+	uint64_t		 bytes0, recbytes0, frames0, records0;
 	struct event		*ev;
 	recon_done_cb		 done;
 	void			*arg;
@@ -281,6 +281,7 @@ sess_new(struct member *m, uint64_t sid, enum recon_method method,
 	s->bytes0 = exchange_bytes();
 	s->recbytes0 = record_bytes();
 	s->frames0 = kind_frames(FRAME_DIGEST) + kind_frames(FRAME_PULL_RESP);
+	s->records0 = pd_metrics.delta_entries + pd_metrics.records_received;
 	s->ev = evtimer_new(pd->base, sess_timer, s);
 	TAILQ_INSERT_TAIL(&sessions, s, entry);
 	nsessions++;
@@ -302,7 +303,9 @@ sess_end(struct sess *s, const char *error)
 	    kind_frames(FRAME_PULL_RESP) - s->frames0 : s->rounds;
 	r.bytes = exchange_bytes() - s->bytes0;
 	r.record_bytes = record_bytes() - s->recbytes0;
-	r.records = s->records;
+	/* The digest's records: those it sent and those it received. */
+	r.records = s->method == RECON_DIGEST ? pd_metrics.delta_entries +
+	    pd_metrics.records_received - s->records0 : s->records;
 	r.payload = s->payload;
 	r.items = s->n;
 	r.ms = (double)(clock_mono_us() - s->start_us) / 1000.0;

@@ -328,6 +328,27 @@ START_TEST(riblt_pack_round_trip_and_cap)
 }
 END_TEST
 
+/*
+ * Made-up symbols: cell 0 holds x alone, every other cell nothing.  Peeling
+ * x from cell 0 leaves -x in the next cell x maps to, which peels back
+ * into cell 0, and so on: the decoder must refuse, not loop.
+ */
+START_TEST(riblt_refuses_endless_peeling)
+{
+	struct riblt_sym s[64];
+	struct riblt_dec *d = riblt_dec_new(NULL, 0, 64);
+	uint64_t x = 0x1234567890abcdefull;
+
+	memset(s, 0, sizeof(s));
+	s[0].sum = x;
+	s[0].chk = riblt_checksum(x);
+	s[0].count = 1;
+	ck_assert_int_eq(riblt_dec_add(d, s, 64), -1);
+	ck_assert(!riblt_dec_done(d));
+	riblt_dec_free(d);
+}
+END_TEST
+
 static Suite *
 recon_suite(void)
 {
@@ -342,6 +363,7 @@ recon_suite(void)
 	tc = tcase_create("wire");
 	tcase_add_test(tc, neg_refuses_malformed);
 	tcase_add_test(tc, riblt_pack_round_trip_and_cap);
+	tcase_add_test(tc, riblt_refuses_endless_peeling);
 	suite_add_tcase(s, tc);
 	return s;
 }
