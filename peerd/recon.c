@@ -50,6 +50,11 @@
 #define RECON_WINDOW		4	/* frames of symbols ahead of acks */
 #define RECON_SYMS_MAX		(1u << 18)
 #define DIGEST_POLL_MS		1
+/*
+ * Records a RECON_RECS frame: the receiver verifies each new entry (about
+ * 85 us) inside one callback, so smaller frames keep its loop answering.
+ */
+#define RECON_RECS_MAX		(512u << 10)
 
 static const char *const method_names[] = { "digest", "negentropy",
     "riblt" };
@@ -398,7 +403,7 @@ send_recs(struct sess *s, bool all, const uint64_t *v, size_t k)
 
 		if (id == NULL || (sz = replica_put_record(&recs, id)) == 0)
 			continue;
-		if (recs.len > GOSSIP_PULL_MAX && n > 0) {
+		if (recs.len > RECON_RECS_MAX && n > 0) {
 			/* this one starts the next frame */
 			struct dcbor_buf one;
 
