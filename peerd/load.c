@@ -12,7 +12,8 @@
  *
  * A write load with rate 0 writes as fast as the loop allows, in slices of
  * WRITE_SLICE so links and the control socket are served between slices
- * (and the gossip layer batches each slice into one rumor).
+ * (and the gossip layer batches each slice into one rumor): the next slice
+ * is a zero timer, which runs after the loop polled its sockets.
  *
  * A bulk load fills the replica without gossip, flat out: entries seq F ..
  * F+N-1 issued by the key whose seed is SHA-256 of "bulk" and S, stamped
@@ -180,7 +181,7 @@ write_cb(evutil_socket_t fd, short what, void *arg)
 		    .tv_usec = (suseconds_t)(wait % 1000000u) };
 
 		evtimer_add(l->ev, &tv);
-	} else if (l->op == LOAD_BULK) {
+	} else {
 		/*
 		 * A zero timer, not event_active: libevent runs what is
 		 * activated from inside the active queue in the same pass,
@@ -190,8 +191,7 @@ write_cb(evutil_socket_t fd, short what, void *arg)
 		struct timeval tv = { 0, 0 };
 
 		evtimer_add(l->ev, &tv);
-	} else
-		event_active(l->ev, EV_TIMEOUT, 0);
+	}
 }
 
 /* ---- take -------------------------------------------------------------- */
