@@ -82,9 +82,12 @@ check_union(const struct pair *p, const uint64_t *side, size_t n,
 	size_t m = n + got1->n + got2->n, k = 0;
 	uint64_t *v = calloc(m + 1, sizeof(uint64_t));
 
-	memcpy(v, side, n * sizeof(uint64_t));
-	memcpy(v + n, got1->v, got1->n * sizeof(uint64_t));
-	memcpy(v + n + got1->n, got2->v, got2->n * sizeof(uint64_t));
+	if (n > 0)
+		memcpy(v, side, n * sizeof(uint64_t));
+	if (got1->n > 0)
+		memcpy(v + n, got1->v, got1->n * sizeof(uint64_t));
+	if (got2->n > 0)
+		memcpy(v + n + got1->n, got2->v, got2->n * sizeof(uint64_t));
 	qsort(v, m, sizeof(uint64_t), cmp_u64);
 	for (size_t i = 0; i < m; i++)
 		if (k == 0 || v[k - 1] != v[i])
