@@ -548,6 +548,14 @@ recon_start(struct member *m, bool link_up)
 		return -1;
 	if (link_up && memcmp(pd->ident.id, m->id, IDENTITY_ID_LEN) > 0)
 		return 0;	/* the other end starts this one */
+	/*
+	 * A repair that has heard nothing for two periods (its frames were
+	 * dropped: a partition, a fault) gives way to a new one, or it would
+	 * hold off every repair with m until the idle bound.
+	 */
+	if ((s = sess_find_role(m, true)) != NULL && s->done == NULL &&
+	    clock_mono_ms() - s->last_ms >= 2ull * pd->conf.gossip_ms + 1000)
+		sess_end(s, "stale, replaced by the next repair");
 	if (m->link == NULL || sess_find_role(m, true) != NULL ||
 	    nsessions >= RECON_SESSIONS)
 		return 0;	/* one is running, or the next tick */
