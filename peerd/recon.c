@@ -549,12 +549,15 @@ recon_start(struct member *m, bool link_up)
 	if (link_up && memcmp(pd->ident.id, m->id, IDENTITY_ID_LEN) > 0)
 		return 0;	/* the other end starts this one */
 	/*
-	 * A repair that has heard nothing for two periods (its frames were
-	 * dropped: a partition, a fault) gives way to a new one, or it would
-	 * hold off every repair with m until the idle bound.
+	 * A repair that has heard nothing for a period (at least 500 ms: its
+	 * frames were dropped by a partition or a fault, or the other side
+	 * is busy) gives way to a new one.  Otherwise it would hold off every
+	 * repair with m until the idle bound, and with it the frames that
+	 * tell m after a healed partition that this peer is alive.
 	 */
 	if ((s = sess_find_role(m, true)) != NULL && s->done == NULL &&
-	    clock_mono_ms() - s->last_ms >= 2ull * pd->conf.gossip_ms + 1000)
+	    clock_mono_ms() - s->last_ms >= (pd->conf.gossip_ms > 500 ?
+	    pd->conf.gossip_ms : 500))
 		sess_end(s, "stale, replaced by the next repair");
 	if (m->link == NULL || sess_find_role(m, true) != NULL ||
 	    nsessions >= RECON_SESSIONS)
