@@ -64,7 +64,8 @@ struct bench_family {
 	X(localspace)		\
 	X(crdt)			\
 	X(entry)		\
-	X(channel)
+	X(channel)		\
+	X(recon)
 
 #define BENCH_FAMILY_DECL(f) extern const struct bench_family bench_family_##f;
 BENCH_FAMILIES(BENCH_FAMILY_DECL)

@@ -65,7 +65,12 @@ struct dcbor_buf;
 	X(SHUFFLE, 20, "shuffle")				\
 	X(IHAVE, 21, "ihave")					\
 	X(GRAFT, 22, "graft")					\
-	X(PRUNE, 23, "prune")
+	X(PRUNE, 23, "prune")				\
+	X(RECON_NEG, 24, "recon_neg")				\
+	X(RECON_SYMS, 25, "recon_syms")				\
+	X(RECON_ACK, 26, "recon_ack")				\
+	X(RECON_RECS, 27, "recon_recs")				\
+	X(RECON_END, 28, "recon_end")
 
 enum frame_kind {
 #define FRAME_KIND_ENUM(e, v, n) FRAME_##e = v,

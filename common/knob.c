@@ -18,6 +18,28 @@ const struct knob knob_table[] = {
 const size_t knob_count = sizeof(knob_table) / sizeof(knob_table[0]);
 
 const char *const knob_levels[] = { "error", "warn", "info", "debug", NULL };
+const char *const knob_methods[] = { "digest", "negentropy", "riblt", NULL };
+
+const char *const *
+knob_words(const struct knob *k)
+{
+	switch (k->type) {
+	case KNOB_LEVEL:	return knob_levels;
+	case KNOB_METHOD:	return knob_methods;
+	default:		return NULL;
+	}
+}
+
+int
+knob_word(const struct knob *k, const char *word)
+{
+	const char *const *w = knob_words(k);
+
+	for (int i = 0; w != NULL && w[i] != NULL; i++)
+		if (strcmp(w[i], word) == 0)
+			return i;
+	return -1;
+}
 
 const struct knob *
 knob_find(const char *name)

@@ -9,6 +9,10 @@
  *   SWITCH  a flag without a value (bool FIELD; 1 in a scenario passes it)
  *   LEVEL   a log level, an index MIN..MAX into knob_levels[] (const char *
  *           FIELD; a scenario gives the name)
+ *   METHOD  an anti-entropy method, an index MIN..MAX into knob_methods[]
+ *           (uint32_t FIELD, enum recon_method; a scenario gives the name)
+ * A word type is one enum value, one word list and one KNOB_WORDS_ line in
+ * knob.c; knob_words() gives a row's list.
  * DEFAULT is the value peerd starts with.  From this list come peerd's
  * defaults (conf.c), its long options and --help (main.c), the scenario
  * parser's knob checks (orchestrator/scenario.c), the fleet's command lines
@@ -82,9 +86,11 @@
 	X("test-hooks", test_hooks, SWITCH, 0, 1, 0, \
 	    "enable the \"debug\" command (tests only: it can hang the peer)") \
 	X("direct-io", direct_io, SWITCH, 0, 1, 0, \
-	    "write fetched pieces with O_DIRECT, serve the last 8 MiB from memory")
+	    "write fetched pieces with O_DIRECT, serve the last 8 MiB from memory") \
+	X("reconcile", reconcile, METHOD, 0, 2, 2, \
+	    "anti-entropy method: digest, negentropy or riblt")
 
-enum knob_type { KNOB_U32, KNOB_SWITCH, KNOB_LEVEL };
+enum knob_type { KNOB_U32, KNOB_SWITCH, KNOB_LEVEL, KNOB_METHOD };
 
 struct knob {
 	const char	*name;
@@ -98,10 +104,16 @@ extern const struct knob	 knob_table[];
 extern const size_t		 knob_count;
 /* "error", "warn", "info", "debug", NULL: the LEVEL values. */
 extern const char *const	 knob_levels[];
+/* "digest", "negentropy", "riblt", NULL: the METHOD values (recon.h order). */
+extern const char *const	 knob_methods[];
 
 /* The row named name (without "--"), or NULL. */
 const struct knob	*knob_find(const char *name);
 /* The index of level in knob_levels[], or -1. */
 int			 knob_level(const char *level);
+/* A word type's values (NULL-terminated), or NULL for U32 and SWITCH. */
+const char *const	*knob_words(const struct knob *k);
+/* The index of word in k's values, or -1. */
+int			 knob_word(const struct knob *k, const char *word);
 
 #endif

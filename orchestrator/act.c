@@ -829,6 +829,124 @@ act_mark(struct run *r, json_t *step, uint64_t deadline)
 }
 
 /* The engine's half of ACTIONS() (action.h): a step's function by name. */
+/* ---- set reconciliation ----------------------------------------------- */
+
+/* Start a bulk load (peerd's load "bulk") named name on p. */
+static int
+bulk_start(struct run *r, struct peer *p, const char *name, json_int_t seed,
+    json_int_t count, json_int_t from, json_int_t stamp_ms, json_t *step)
+{
+	char err[256];
+	json_t *args, *res;
+
+	args = json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:O}", "op", "bulk",
+	    "name", name, "seed", seed, "count", count, "from", from,
+	    "stamp_ms", stamp_ms, "payload_bytes",
+	    json_object_get(step, "payload_bytes"));
+	res = run_call(r, p, "load", args, CALL_MS, err, sizeof(err));
+	json_decref(args);
+	if (res == NULL)
+		return run_fail(r, "%s: %s", name, err);
+	json_decref(res);
+	return 0;
+}
+
+/*
+ * reconcile: with common > 0 both peers first bulk-load the same common
+ * entries; each then loads its own half of diff (seeds from the step's
+ * seed, so every step brings a new difference); then peer reconciles
+ * with "with" by method, and reconcile.<method>.* are what that cost and
+ * whether both replicas ended equal.
+ */
+static int
+act_reconcile(struct run *r, json_t *step, uint64_t deadline)
+{
+	struct peer *ps[2] = { run_one_peer(r, step, "peer"),
+	    run_one_peer(r, step, "with") };
+	const char *method = json_string_value(json_object_get(step, "method"));
+	const char *name = json_string_value(json_object_get(step, "name"));
+	json_int_t common = json_integer_value(json_object_get(step, "common"));
+	json_int_t diff = json_integer_value(json_object_get(step, "diff"));
+	json_int_t seed = json_integer_value(json_object_get(step, "seed"));
+	json_int_t stamp = (json_int_t)(time(NULL) * 1000);
+	json_t *args, *res, *sp[2] = { NULL, NULL };
+	char err[256], ln[96], m[80];
+	uint64_t now;
+	double payload;
+
+	if (ps[0] == NULL || ps[1] == NULL || ps[0] == ps[1] ||
+	    !fleet_live(ps[0]) || !fleet_live(ps[1]))
+		return run_fail(r, "%s: needs two different running peers", name);
+	if (common > 0) {
+		snprintf(ln, sizeof(ln), "%s.common", name);
+		for (int i = 0; i < 2; i++)
+			if (bulk_start(r, ps[i], ln, 1, common, 0, stamp,
+			    step) == -1)
+				return -1;
+		if (wait_loads(r, ps, 2, ln, deadline) == -1)
+			return -1;
+	}
+	snprintf(ln, sizeof(ln), "%s.own", name);
+	for (int i = 0; i < 2; i++) {
+		json_int_t n = i == 0 ? diff / 2 : diff - diff / 2;
+
+		/* after the common entries in FIFO order, as new writes are */
+		if (n > 0 && bulk_start(r, ps[i], ln, 1000 + 2 * seed + i, n,
+		    1000000000, stamp, step) == -1)
+			return -1;
+	}
+	if (wait_loads(r, ps, 2, ln, deadline) == -1)
+		return -1;
+	now = clock_mono_ms();
+	args = json_pack("{s:s, s:s, s:I}", "peer", ps[1]->name, "method",
+	    method, "timeout_ms", (json_int_t)(deadline > now + 1000 ?
+	    deadline - now - 500 : 500));
+	res = run_call(r, ps[0], "reconcile", args, deadline > now ?
+	    (int)(deadline - now) : 1000, err, sizeof(err));
+	json_decref(args);
+	if (res == NULL)
+		return run_fail(r, "%s: %s", name, err);
+	run_timeline(r, "reconciled", json_pack("{s:s, s:O}", "method", method,
+	    "result", res));
+#define RECON_SET(key, unit) do {					\
+	snprintf(m, sizeof(m), "reconcile.%s." key, method);		\
+	run_set_measure(r, m, json_number_value(json_object_get(res, key)),	\
+	    unit);							\
+} while (0)
+	RECON_SET("rounds", "count");
+	RECON_SET("bytes", "bytes");
+	RECON_SET("record_bytes", "bytes");
+	RECON_SET("records", "count");
+	RECON_SET("ms", "ms");
+#undef RECON_SET
+	/* Records over their own encoded size (the digest reports none). */
+	payload = json_number_value(json_object_get(res, "payload"));
+	snprintf(m, sizeof(m), "reconcile.%s.record_ratio", method);
+	if (payload > 0)
+		run_set_measure(r, m, json_number_value(json_object_get(res,
+		    "record_bytes")) / payload, "ratio");
+	json_decref(res);
+	for (int i = 0; i < 2; i++) {
+		args = json_pack("{s:i}", "limit", 0);
+		res = run_call(r, ps[i], "dump", args, CALL_MS, err,
+		    sizeof(err));
+		json_decref(args);
+		if (res == NULL) {
+			json_decref(sp[0]);
+			return run_fail(r, "%s: %s", name, err);
+		}
+		sp[i] = json_incref(json_object_get(res, "space"));
+		json_decref(res);
+	}
+	snprintf(m, sizeof(m), "reconcile.%s.equal", method);
+	run_set_measure(r, m, json_equal(json_object_get(sp[0], "digest"),
+	    json_object_get(sp[1], "digest")) && json_equal(json_object_get(
+	    sp[0], "records"), json_object_get(sp[1], "records")), "count");
+	json_decref(sp[0]);
+	json_decref(sp[1]);
+	return 0;
+}
+
 #define ACTION_EXEC(n, fields, check) { #n, act_##n },
 static const struct {
 	const char	*name;

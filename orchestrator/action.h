@@ -33,7 +33,8 @@
 	X(sleep, sleep, NULL) \
 	X(mark, mark, NULL) \
 	X(publish, publish, NULL) \
-	X(fetch, fetch, NULL)
+	X(fetch, fetch, NULL) \
+	X(reconcile, reconcile, NULL)
 
 #define CONDITIONS(X) \
 	X(connected) \

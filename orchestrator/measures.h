@@ -71,7 +71,49 @@ enum measure_better { MEASURE_NONE = 0, MEASURE_LOWER = -1, MEASURE_HIGHER = 1 }
 	X("swarm.unverified", 0, "count", MEASURE_LOWER,		\
 	    "fetchers whose blob does not have the publisher's SHA-256") \
 	X("swarm.stalls", 0, "count", MEASURE_LOWER,			\
-	    "fetchers that gained no piece for 30 s")
+	    "fetchers that gained no piece for 30 s")			\
+	X("reconcile.digest.rounds", 0, "count", MEASURE_LOWER,	\
+	    "legs of the exchange until both sides know the difference") \
+	X("reconcile.digest.bytes", 0, "bytes", MEASURE_LOWER,	\
+	    "the reconciliation exchange alone, whole frames both ways") \
+	X("reconcile.digest.record_bytes", 0, "bytes", MEASURE_LOWER,	\
+	    "frames carrying the records that moved, both ways") \
+	X("reconcile.digest.record_ratio", 0, "ratio", MEASURE_LOWER,	\
+	    "record_bytes / the moved records' own encoded size") \
+	X("reconcile.digest.records", 0, "count", MEASURE_NONE,	\
+	    "records sent and received") \
+	X("reconcile.digest.ms", 0, "ms", MEASURE_LOWER,	\
+	    "the reconcile command, start to both replicas applied") \
+	X("reconcile.digest.equal", 0, "count", MEASURE_HIGHER,	\
+	    "1 when both replicas end with the same digest and record count") \
+	X("reconcile.negentropy.rounds", 0, "count", MEASURE_LOWER,	\
+	    "legs of the exchange until both sides know the difference") \
+	X("reconcile.negentropy.bytes", 0, "bytes", MEASURE_LOWER,	\
+	    "the reconciliation exchange alone, whole frames both ways") \
+	X("reconcile.negentropy.record_bytes", 0, "bytes", MEASURE_LOWER,	\
+	    "frames carrying the records that moved, both ways") \
+	X("reconcile.negentropy.record_ratio", 0, "ratio", MEASURE_LOWER,	\
+	    "record_bytes / the moved records' own encoded size") \
+	X("reconcile.negentropy.records", 0, "count", MEASURE_NONE,	\
+	    "records sent and received") \
+	X("reconcile.negentropy.ms", 0, "ms", MEASURE_LOWER,	\
+	    "the reconcile command, start to both replicas applied") \
+	X("reconcile.negentropy.equal", 0, "count", MEASURE_HIGHER,	\
+	    "1 when both replicas end with the same digest and record count") \
+	X("reconcile.riblt.rounds", 0, "count", MEASURE_LOWER,	\
+	    "legs of the exchange until both sides know the difference") \
+	X("reconcile.riblt.bytes", 0, "bytes", MEASURE_LOWER,	\
+	    "the reconciliation exchange alone, whole frames both ways") \
+	X("reconcile.riblt.record_bytes", 0, "bytes", MEASURE_LOWER,	\
+	    "frames carrying the records that moved, both ways") \
+	X("reconcile.riblt.record_ratio", 0, "ratio", MEASURE_LOWER,	\
+	    "record_bytes / the moved records' own encoded size") \
+	X("reconcile.riblt.records", 0, "count", MEASURE_NONE,	\
+	    "records sent and received") \
+	X("reconcile.riblt.ms", 0, "ms", MEASURE_LOWER,	\
+	    "the reconcile command, start to both replicas applied") \
+	X("reconcile.riblt.equal", 0, "count", MEASURE_HIGHER,	\
+	    "1 when both replicas end with the same digest and record count")
 
 #define MEASURES_NAME_TEXT(n, lat, unit, better, meaning) n ", "
 /* "run.wall_ms, throughput.takes_per_s, ..., " for messages. */

@@ -710,8 +710,8 @@ want_knobs(struct sc *sc, const struct at *at, const json_t *v,
 		}
 		if ((val = subst(sc, &ka, raw)) == NULL)
 			break;
-		if (k->type == KNOB_LEVEL) {
-			if (want_enum(sc, &ka, val, knob_levels) >= 0)
+		if (knob_words(k) != NULL) {
+			if (want_enum(sc, &ka, val, knob_words(k)) >= 0)
 				json_object_set(out, key, val);
 		} else if (want_int(sc, &ka, val, (json_int_t)k->min,
 		    (json_int_t)k->max, &n) == 0)
@@ -1104,6 +1104,16 @@ static const struct field publish_fields[] = {
 static const struct field fetch_fields[] = {
 	{ "peer", FK_SEL, 0, 0, 0, "\"all\"", NULL },
 	{ "wait", FK_BOOL, 0, 0, 0, "true", NULL },
+	{ NULL, 0, 0, 0, 0, NULL, NULL }
+};
+static const struct field reconcile_fields[] = {
+	{ "peer", FK_INDEX, 0, 0, 0, "0", NULL },
+	{ "with", FK_INDEX, 0, 0, 0, "1", NULL },
+	{ "method", FK_ENUM, F_REQ, 0, 0, NULL, knob_methods },
+	{ "common", FK_INT, 0, 0, 1e7, "0", NULL },
+	{ "diff", FK_INT, 0, 0, 1e7, "0", NULL },
+	{ "seed", FK_INT, 0, 0, 1e6, "1", NULL },
+	{ "payload_bytes", FK_INT, 0, 0, 60000, "64", NULL },
 	{ NULL, 0, 0, 0, 0, NULL, NULL }
 };
 static const struct field sleep_fields[] = {

@@ -19,6 +19,7 @@
 #include "member.h"
 #include "stats.h"
 #include "peerd.h"
+#include "recon.h"
 #include "replica.h"
 #include "swarm.h"
 #include "template.h"
@@ -42,6 +43,7 @@ static void	cmd_fault(struct ctl_req *, struct ctl_client *, json_t *);
 static void	cmd_dump(struct ctl_req *, struct ctl_client *, json_t *);
 static void	cmd_load(struct ctl_req *, struct ctl_client *, json_t *);
 static void	cmd_ids(struct ctl_req *, struct ctl_client *, json_t *);
+static void	cmd_reconcile(struct ctl_req *, struct ctl_client *, json_t *);
 static void	cmd_debug(struct ctl_req *, struct ctl_client *, json_t *);
 static void	cmd_publish(struct ctl_req *, struct ctl_client *, json_t *);
 static void	cmd_fetch(struct ctl_req *, struct ctl_client *, json_t *);
@@ -114,7 +116,7 @@ static const struct cmd_arg args_fault[] = {
 	{ NULL, 0, false, NULL }
 };
 static const struct cmd_arg args_load[] = {
-	{ "op", CMD_T_STR, true, "write, take, status or stop" },
+	{ "op", CMD_T_STR, true, "write, bulk, take, status or stop" },
 	{ "name", CMD_T_STR, false, "the load's name" },
 	{ "count", CMD_T_INT, false, "write: entries; take: stop after" },
 	{ "rate", CMD_T_NUM, false, "write: per second (0: flat out)" },
@@ -125,6 +127,17 @@ static const struct cmd_arg args_load[] = {
 	{ "complete", CMD_T_BOOL, false, "take: complete what is won (true)" },
 	{ "timeout_ms", CMD_T_INT, false, "take: per take (1000)" },
 	{ "ids", CMD_T_BOOL, false, "status: list what was written" },
+	{ "seed", CMD_T_INT, false, "bulk: the issuer's seed (0)" },
+	{ "from", CMD_T_INT, false, "bulk: the first seq (0)" },
+	{ "stamp_ms", CMD_T_INT, false, "bulk: the entries' stamp, wall ms "
+	    "(now)" },
+	{ NULL, 0, false, NULL }
+};
+static const struct cmd_arg args_reconcile[] = {
+	{ "peer", CMD_T_STR, true, "member name or PeerId, linked" },
+	{ "method", CMD_T_STR, false, "digest, negentropy or riblt "
+	    "(default --reconcile)" },
+	{ "timeout_ms", CMD_T_INT, false, "give up after (60000)" },
 	{ NULL, 0, false, NULL }
 };
 static const struct cmd_arg args_debug[] = {
@@ -183,6 +196,8 @@ static const struct cmd_entry cmd_table[] = {
 	{ "fault", args_fault, cmd_fault, "inject or clear faults" },
 	{ "load", args_load, cmd_load, "in-peer workloads: start, poll, stop" },
 	{ "ids", args_none, cmd_ids, "every record's id and state" },
+	{ "reconcile", args_reconcile, cmd_reconcile, "one anti-entropy "
+	    "reconciliation with a member, and what it cost" },
 	{ "publish", args_publish, cmd_publish, "publish a file or generated "
 	    "content to the swarm" },
 	{ "fetch", args_fetch, cmd_fetch, "fetch content by cid from the swarm" },
@@ -620,6 +635,54 @@ cmd_ids(struct ctl_req *req, struct ctl_client *c, json_t *args)
 	(void)c;
 	(void)args;
 	ctl_ok(req, replica_ids_json());
+}
+
+static void
+cmd_reconcile_done(void *arg, const struct recon_result *r)
+{
+	struct ctl_req *req = arg;
+
+	if (!r->ok) {
+		ctl_fail(req, strcmp(r->error, "timeout") == 0 ? CTL_TIMEOUT :
+		    strstr(r->error, "running") || strstr(r->error, "many") ?
+		    CTL_BUSY : CTL_INTERNAL, "reconcile: %s", r->error);
+		return;
+	}
+	ctl_ok(req, json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:f}",
+	    "method", recon_method_name(r->method),
+	    "rounds", (json_int_t)r->rounds, "bytes", (json_int_t)r->bytes,
+	    "record_bytes", (json_int_t)r->record_bytes,
+	    "records", (json_int_t)r->records,
+	    "payload", (json_int_t)r->payload, "items", (json_int_t)r->items,
+	    "ms", r->ms));
+}
+
+static void
+cmd_reconcile(struct ctl_req *req, struct ctl_client *c, json_t *args)
+{
+	const char *who = cmd_str(args, "peer", "");
+	const char *name = cmd_str(args, "method", NULL);
+	json_int_t timeout = cmd_int(args, "timeout_ms", 60000);
+	enum recon_method method = (enum recon_method)pd->conf.reconcile;
+	struct member *m;
+
+	(void)c;
+	if (name != NULL && recon_method_parse(name, &method) == -1) {
+		ctl_fail(req, CTL_BAD_ARGS, "reconcile: \"method\" is digest, "
+		    "negentropy or riblt");
+		return;
+	}
+	if (timeout < 1 || timeout > 3600000) {
+		ctl_fail(req, CTL_BAD_ARGS, "reconcile: \"timeout_ms\" must be "
+		    "1..3600000");
+		return;
+	}
+	if ((m = member_named(who)) == NULL || m->link == NULL) {
+		ctl_fail(req, CTL_NOT_FOUND, "reconcile: no linked member "
+		    "\"%s\"", who);
+		return;
+	}
+	recon_run(m, method, (uint32_t)timeout, cmd_reconcile_done, req);
 }
 
 /*

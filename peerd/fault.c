@@ -97,17 +97,14 @@ fault_clear(void)
 static int
 fault_resolve(const char *who, uint8_t id[IDENTITY_ID_LEN])
 {
+	struct member *m;
+
 	if (identity_peer_id_parse(who, id) == 0)
 		return 0;
-	for (size_t i = 0; i < member_count(); i++) {
-		struct member *m = member_at(i);
-
-		if (strcmp(m->name, who) == 0) {
-			memcpy(id, m->id, IDENTITY_ID_LEN);
-			return 0;
-		}
-	}
-	return -1;
+	if ((m = member_named(who)) == NULL)
+		return -1;
+	memcpy(id, m->id, IDENTITY_ID_LEN);
+	return 0;
 }
 
 static struct fault_rule *

@@ -20,6 +20,7 @@
 #include "member.h"
 #include "stats.h"
 #include "peerd.h"
+#include "recon.h"
 #include "replica.h"
 #include "trace.h"
 #include "xmalloc.h"
@@ -702,6 +703,20 @@ send_digest(struct member *m)
 	dcbor_buf_free(&b);
 }
 
+void
+gossip_digest(struct member *m)
+{
+	send_digest(m);
+}
+
+/* Anti-entropy by --reconcile; the digest unless recon.c takes it. */
+static void
+ae_start(struct member *m, bool link_up)
+{
+	if (recon_start(m, link_up) == -1)
+		send_digest(m);
+}
+
 static void
 send_pull(struct member *m, const bool diff[GOSSIP_BUCKETS], bool final)
 {
@@ -910,6 +925,12 @@ gossip_recv(struct member *from, uint32_t kind, const uint8_t *body,
 		return recv_graft(from, body, len);
 	case FRAME_PRUNE:
 		return recv_prune(from, body, len);
+	case FRAME_RECON_NEG:
+	case FRAME_RECON_SYMS:
+	case FRAME_RECON_ACK:
+	case FRAME_RECON_RECS:
+	case FRAME_RECON_END:
+		return recon_recv(from, kind, body, len);
 	default:
 		return 0;
 	}
@@ -923,11 +944,12 @@ gossip_link(struct member *m, bool up)
 		m->pt_lazy = false;	/* a new edge starts eager */
 		m->pt_last_ms = 0;
 		m->pt_first_ms = clock_mono_ms();
-		send_digest(m);
+		ae_start(m, true);	/* catch up at once */
 		return;
 	}
 	m->ae_asked_ms = 0;
 	m->ae_answered_ms = 0;
+	recon_link_down(m);
 	m->pt_lazy = false;
 	dcbor_buf_free(&m->pt_out);
 	m->pt_nout = 0;
@@ -969,7 +991,7 @@ gossip_tick(void)
 		return;
 	last_ae_ms = now;
 	if (member_pick_up(&m, 1, NULL) == 1)
-		send_digest(m);
+		ae_start(m, false);
 }
 
 void
@@ -998,11 +1020,18 @@ gossip_init(void)
 	link_register(FRAME_GRAFT, gossip_frame);
 	link_register(FRAME_PRUNE, gossip_frame);
 	link_observe(gossip_link);
+	link_register(FRAME_RECON_NEG, gossip_frame);
+	link_register(FRAME_RECON_SYMS, gossip_frame);
+	link_register(FRAME_RECON_ACK, gossip_frame);
+	link_register(FRAME_RECON_RECS, gossip_frame);
+	link_register(FRAME_RECON_END, gossip_frame);
+	recon_init();
 }
 
 void
 gossip_free(void)
 {
+	recon_free();
 	dcbor_buf_free(&batch);
 	if (flush_ev != NULL)
 		event_free(flush_ev);

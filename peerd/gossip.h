@@ -45,6 +45,8 @@ int	gossip_recv(struct member *from, uint32_t kind, const uint8_t *body,
 void	gossip_queue(const uint8_t *rec, size_t len);
 /* Eager (tree) edges of this peer: its degree in the broadcast tree. */
 size_t	gossip_tree_degree(void);
+/* Send m the digest now (recon.c measures a digest round with it). */
+void	gossip_digest(struct member *m);
 /* Called every tick: anti-entropy when the period has passed. */
 void	gossip_tick(void);
 

@@ -31,6 +31,7 @@
 #include "member.h"
 #include "stats.h"
 #include "peerd.h"
+#include "recon.h"
 #include "replica.h"
 #include "swarm.h"
 #include "trace.h"
@@ -51,6 +52,7 @@ enum {
 
 #define KNOB_HAS_ARG_U32	required_argument
 #define KNOB_HAS_ARG_LEVEL	required_argument
+#define KNOB_HAS_ARG_METHOD	required_argument
 #define KNOB_HAS_ARG_SWITCH	no_argument
 #define KNOB_OPTION(flag, field, type, min, max, def, help) \
 	{ flag, KNOB_HAS_ARG_##type, NULL, 0 },
@@ -101,13 +103,14 @@ usage(FILE *fp)
 			snprintf(flag, sizeof(flag), "--%s", k->name);
 		else
 			snprintf(flag, sizeof(flag), "--%s %s", k->name,
-			    k->type == KNOB_LEVEL ? "LEVEL" : "N");
+			    k->type == KNOB_LEVEL ? "LEVEL" :
+			    k->type == KNOB_METHOD ? "METHOD" : "N");
 		fprintf(fp, "  %-22s %s", flag, k->help);
 		if (k->type == KNOB_U32)
 			fprintf(fp, " (%llu; %llu..%llu)", k->def, k->min,
 			    k->max);
-		else if (k->type == KNOB_LEVEL)
-			fprintf(fp, " (%s)", knob_levels[k->def]);
+		else if (knob_words(k) != NULL)
+			fprintf(fp, " (%s)", knob_words(k)[k->def]);
 		fputc('\n', fp);
 	}
 }
@@ -124,6 +127,23 @@ opt_u32(const char *name, const char *arg, uint32_t min, uint32_t max)
 		fatalx("--%s: expected an integer from %u to %u, got \"%s\"",
 		    name, min, max, arg);
 	return (uint32_t)v;
+}
+
+static int
+opt_word(const struct knob *k, const char *arg)
+{
+	const char *const *words = knob_words(k);
+	int w = knob_word(k, arg);
+	char list[256];
+	size_t len = 0;
+
+	if (w != -1)
+		return w;
+	list[0] = '\0';
+	for (int i = 0; words[i] != NULL && len < sizeof(list); i++)
+		len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%s",
+		    i > 0 ? ", " : "", words[i]);
+	fatalx("--%s: expected one of %s, got \"%s\"", k->name, list, arg);
 }
 
 static const char *
@@ -146,6 +166,7 @@ knob_set(struct peerd_conf *c, const char *name, const char *arg)
 				    (uint32_t)k->min, (uint32_t)k->max)
 #define KNOB_PARSE_SWITCH(f)	c->f = true
 #define KNOB_PARSE_LEVEL(f)	c->f = opt_level(k->name, arg)
+#define KNOB_PARSE_METHOD(f)	c->f = (uint32_t)opt_word(k, arg)
 #define KNOB_APPLY(flag, field, type, min, max, def, help) \
 	if (i == n++) {						\
 		KNOB_PARSE_##type(field);			\

@@ -73,6 +73,19 @@ member_find(const uint8_t id[IDENTITY_ID_LEN])
 }
 
 struct member *
+member_named(const char *who)
+{
+	uint8_t id[IDENTITY_ID_LEN];
+
+	if (identity_peer_id_parse(who, id) == 0)
+		return member_find(id);
+	for (size_t i = 0; i < member_count(); i++)
+		if (strcmp(member_at(i)->name, who) == 0)
+			return member_at(i);
+	return NULL;
+}
+
+struct member *
 member_get(const uint8_t id[IDENTITY_ID_LEN], const char *name,
     const char *addr)
 {

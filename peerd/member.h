@@ -73,6 +73,8 @@ void		 member_init(void);
 void		 member_free_all(void);
 /* Find by binary id, or NULL. */
 struct member	*member_find(const uint8_t id[IDENTITY_ID_LEN]);
+/* Find by PeerId text or by member name, or NULL. */
+struct member	*member_named(const char *who);
 /* Find or add by id; name and addr updated when given. */
 struct member	*member_get(const uint8_t id[IDENTITY_ID_LEN], const char *name,
 		    const char *addr);

@@ -60,6 +60,7 @@ struct peerd_conf {
 	uint32_t	 lazy_ms;	/* IHAVE batches leave this often */
 	uint32_t	 batch_ms;	/* rumors to one link: one frame per */
 	uint32_t	 graft_ms;	/* an IHAVE'd id missing: GRAFT after */
+	uint32_t	 reconcile;	/* enum recon_method (recon.h) */
 
 	/* receiver checks */
 	uint32_t	 max_age_s;

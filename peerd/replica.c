@@ -67,6 +67,7 @@ static TAILQ_HEAD(, take_op)	 takes = TAILQ_HEAD_INITIALIZER(takes);
 static struct take_won		*won;
 static size_t			 nwon, wonsz;
 static struct dcbor_buf		 recbuf;
+static size_t			 put_rot;	/* replica_put_records */
 
 static void	take_try(struct take_op *);
 
@@ -294,13 +295,20 @@ struct put_arg {
 	size_t			 max;
 	size_t			 n;
 	bool			 more;
+	size_t			 skip, seen;	/* the rotation, see below */
+	bool			 wrapped;
 };
 
 static bool
 put_one(void *argp, const struct space_rec *r)
 {
 	struct put_arg *a = argp;
-	size_t before = a->tmp->len;
+	size_t before = a->tmp->len, idx = a->seen++;
+
+	if (!a->wrapped && idx < a->skip)
+		return true;
+	if (a->wrapped && idx >= a->skip)
+		return false;
 
 	space_rec_encode(a->tmp, r);
 	if (a->tmp->len > a->max && a->n > 0) {
@@ -329,13 +337,125 @@ replica_put_records(struct dcbor_buf *b, const bool diff[GOSSIP_BUCKETS],
 	a.max = max_bytes;
 	a.n = 0;
 	a.more = false;
+	/*
+	 * A reply holds at most max_bytes: each one starts where the last
+	 * stopped (wrapping around), or a space of more than max_bytes whose
+	 * buckets all differ would get the same first records every round
+	 * and never converge.
+	 */
+	a.skip = put_rot;
+	a.seen = 0;
+	a.wrapped = false;
 	if (nb > 0)
 		space_foreach_bucket(sp, GOSSIP_BUCKETS, list, nb, put_one, &a);
+	if (nb > 0 && !a.more && a.skip > 0) {
+		size_t total = a.seen;
+
+		a.seen = 0;
+		a.wrapped = true;
+		space_foreach_bucket(sp, GOSSIP_BUCKETS, list, nb, put_one, &a);
+		put_rot = total > 0 ? (a.skip + a.n) % total : 0;
+	} else
+		put_rot = a.more ? a.skip + a.n : 0;
 	dcbor_put_array(b, a.n);
 	dcbor_put_raw(b, tmp.data, tmp.len);
 	dcbor_buf_free(&tmp);
 	*more = a.more;
 	return a.n;
+}
+
+struct item_arg {
+	void	(*cb)(void *, uint64_t, const uint8_t *);
+	void	*arg;
+};
+
+static bool
+item_one(void *argp, const struct space_rec *r)
+{
+	struct item_arg *a = argp;
+
+	a->cb(a->arg, space_rec_hash(r), space_rec_entry(r)->id);
+	return true;
+}
+
+void
+replica_foreach_item(void (*cb)(void *, uint64_t, const uint8_t *),
+    void *arg)
+{
+	struct item_arg a = { cb, arg };
+
+	space_sweep(sp, now_ms());
+	space_foreach(sp, item_one, &a);
+}
+
+size_t
+replica_put_record(struct dcbor_buf *b, const uint8_t *id)
+{
+	struct space_rec *r = space_get(sp, id);
+	size_t before = b->len;
+
+	if (r == NULL)
+		return 0;
+	space_rec_encode(b, r);
+	return b->len - before;
+}
+
+int
+replica_generate(const struct identity *gen, uint64_t seq, uint64_t stamp_ms,
+    uint64_t lease_ms, const char *type, const char *pad, uint8_t *id,
+    char *err, size_t errlen)
+{
+	struct dcbor_buf fb;
+	struct entry_spec spec;
+	struct entry *e;
+	struct crdt_rec cr;
+	uint8_t sig[IDENTITY_SIG_LEN];
+	const uint8_t *body;
+	size_t blen;
+	int rc;
+
+	dcbor_buf_init(&fb);
+	dcbor_put_map(&fb, 2);
+	dcbor_put_cstr(&fb, "pad");
+	dcbor_put_cstr(&fb, pad);
+	dcbor_put_cstr(&fb, "seq");
+	dcbor_put_uint(&fb, seq);
+	memset(&spec, 0, sizeof(spec));
+	spec.space = DEFAULT_SPACE;
+	spec.type = type;
+	spec.fields = fb.data;
+	spec.fields_len = fb.len;
+	spec.issuer = gen->pub;
+	spec.stamp.phys = stamp_ms;
+	spec.stamp.logical = (uint32_t)seq;
+	spec.stamp.node = gen->node;
+	spec.lease_ms = lease_ms;
+	rc = entry_new(&spec, &e);
+	dcbor_buf_free(&fb);
+	if (rc != ENTRY_OK) {
+		snprintf(err, errlen, "bulk: bad entry (%s)", entry_strerror(rc));
+		return -1;
+	}
+	entry_signing_bytes(e, &body, &blen);
+	if (identity_sign(gen, body, blen, sig) == -1) {
+		entry_free(e);
+		snprintf(err, errlen, "bulk: signing failed");
+		return -1;
+	}
+	entry_set_sig(e, sig);
+	memcpy(id, e->id, ENTRY_ID_LEN);
+	crdt_rec_init(&cr, e->id);
+	(void)crdt_state_add(&cr.st, gen->node, seq + 1);
+	rc = space_merge(sp, e, &cr, now_ms());
+	crdt_rec_free(&cr);
+	if (rc != SPACE_OK) {
+		if (rc == SPACE_EFULL)
+			pd_count_limit(ENTRIES);
+		snprintf(err, errlen, "bulk: %s", space_strerror(rc));
+		return -1;
+	}
+	pd_count(writes);
+	return 0;
 }
 
 /* ---- write, read ------------------------------------------------------- */

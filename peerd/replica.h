@@ -38,6 +38,23 @@ void	replica_digest(uint64_t out[GOSSIP_BUCKETS]);
 size_t	replica_put_records(struct dcbor_buf *b,
 	    const bool diff[GOSSIP_BUCKETS], size_t max_bytes, bool *more);
 
+/* Call cb with every record's state hash (space_rec_hash) and id. */
+void	replica_foreach_item(void (*cb)(void *arg, uint64_t h,
+	    const uint8_t *id), void *arg);
+/* Append the current wire record of id: its size, or 0 if not held. */
+size_t	replica_put_record(struct dcbor_buf *b, const uint8_t *id);
+
+struct identity;
+/*
+ * A generated entry, not spread (load.c's bulk): issuer gen, fields
+ * {"pad", "seq"}, stamp (stamp_ms, seq, gen's node), one add dot (gen's
+ * node, seq + 1), so the same arguments give the same record on every
+ * peer.  0 with id set, or -1 with err.
+ */
+int	replica_generate(const struct identity *gen, uint64_t seq,
+	    uint64_t stamp_ms, uint64_t lease_ms, const char *type,
+	    const char *pad, uint8_t *id, char *err, size_t errlen);
+
 /* write: a new entry from JSON args; the result or NULL with err. */
 json_t	*replica_write(json_t *args, char *err, size_t errlen);
 /* read: the first match (or all, up to limit) of the template, now. */

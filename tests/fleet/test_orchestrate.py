@@ -78,7 +78,8 @@ def test_builtin_scenarios_pass_and_write_the_bundle():
            "throughput": ["--set", "tasks=30"],
            "gossip": ["--set", "entries=20"],
            "swarm": ["--set", "peers=3", "--set", "mebibytes=2",
-                     "--set", "piece_kib=64"]}
+                     "--set", "piece_kib=64"],
+           "reconcile": ["--set", "entries=1500", "--set", "diff=60"]}
     with Tmp() as out:
         for name, sets in toy.items():
             p = orchestrate(["scenarios/%s.json" % name] + sets, out)
@@ -104,6 +105,12 @@ def test_builtin_scenarios_pass_and_write_the_bundle():
                 assert m["throughput.write_to_take"]["count"] > 0
             if name == "gossip":
                 assert m["gossip.write_to_visible"]["count"] > 0
+            if name == "reconcile":
+                for meth in ("digest", "negentropy", "riblt"):
+                    assert m["reconcile.%s.equal" % meth]["value"] == 1
+                    assert m["reconcile.%s.bytes" % meth]["value"] > 0
+                for meth in ("negentropy", "riblt"):
+                    assert m["reconcile.%s.records" % meth]["value"] == 60
             if name == "swarm":
                 assert m["swarm.verified"]["value"] == 2
                 assert 0 < m["swarm.seeder_share"]["value"] <= 1

@@ -39,10 +39,14 @@ expected_table(void)
 			    k->name);
 			snprintf(def, sizeof(def), "%llu", k->def);
 		} else {
-			snprintf(vals, sizeof(vals), "`\"error\"`, `\"warn\"`, "
-			    "`\"info\"`, `\"debug\"`");
-			snprintf(def, sizeof(def), "`\"%s\"`",
-			    knob_levels[k->def]);
+			const char *const *w = knob_words(k);
+			size_t vl = 0;
+
+			vals[0] = '\0';
+			for (size_t j = 0; w[j] != NULL; j++)
+				vl += (size_t)snprintf(vals + vl, sizeof(vals) - vl,
+				    "%s`\"%s\"`", j > 0 ? ", " : "", w[j]);
+			snprintf(def, sizeof(def), "`\"%s\"`", w[k->def]);
 		}
 		len += (size_t)snprintf(out + len, cap - len,
 		    "| `%s` | %s | %s | %s |\n", k->name, vals, def, k->help);
@@ -105,7 +109,7 @@ START_TEST(parser_ranges_come_from_list)
 	for (size_t i = 0; i < knob_count; i++) {
 		const struct knob *k = &knob_table[i];
 
-		if (k->type == KNOB_LEVEL)
+		if (knob_words(k) != NULL)
 			continue;
 		snprintf(text, sizeof(text), "{\"name\": \"k\", \"description\": \"d\", \"fleet\": "
 		    "{\"peers\": 1, \"knobs\": {\"%s\": %llu}}, \"steps\": "

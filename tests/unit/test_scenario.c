@@ -148,6 +148,7 @@ END_TEST
 START_TEST(test_golden_swarm) { golden("swarm"); }
 END_TEST
 START_TEST(test_golden_scale) { golden("scale"); }
+START_TEST(test_golden_reconcile) { golden("reconcile"); }
 END_TEST
 
 START_TEST(test_set_overrides)
@@ -363,7 +364,7 @@ START_TEST(test_err_unknown_key)
 	    "max-future-s, rate-burst, rate, strikes, quarantine-s, "
 	    "max-links, max-preauth, preauth-ms, max-clients, max-frame, "
 	    "max-line, max-entries, "
-	    "trace-events, log-level, test-hooks, direct-io");
+	    "trace-events, log-level, test-hooks, direct-io, reconcile");
 }
 END_TEST
 
@@ -533,7 +534,7 @@ START_TEST(test_err_action)
 
 	refused(t, NULL, 0, "t.json:6: steps[1].action: expected an action: "
 	    "start, stop, kill, pause, resume, restart, join, connect, write, "
-	    "take, fault, wait, sleep, mark, publish, fetch, got \"explode\"");
+	    "take, fault, wait, sleep, mark, publish, fetch, reconcile, got \"explode\"");
 	free(t);
 	t = with_steps("  {\"action\": \"fault\", \"drop\": 0.1, \"clear\": "
 	    "true}", "");
@@ -744,6 +745,7 @@ scenario_suite(void)
 	tcase_add_test(tc, test_golden_churn);
 	tcase_add_test(tc, test_golden_swarm);
 	tcase_add_test(tc, test_golden_scale);
+	tcase_add_test(tc, test_golden_reconcile);
 	tcase_add_test(tc, test_set_overrides);
 	tcase_add_test(tc, test_substitution_types);
 	tcase_add_test(tc, test_actions_defaults);

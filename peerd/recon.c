@@ -1,0 +1,935 @@
+/*
+ * recon.c: anti-entropy sessions by negentropy or RIBLT, and the digest
+ * measured the same way (see recon.h; the wire is docs/protocol.md
+ * sections 8.1 to 8.3).
+ *
+ * A session is one reconciliation with one member, named by the
+ * initiator's random sid.  Each side takes a snapshot of its items (state
+ * hash, id) when the session starts and answers from it; the records
+ * that move are read from the replica when they leave, so they are
+ * current.  Records a side learns the other lacks leave (RECON_RECS)
+ * before its next protocol frame, and the link keeps order, so a side
+ * that reads a protocol frame has every record the sender owed it by
+ * then.  The end: the side with nothing more to ask sends END 1 (with
+ * what it still wants); the other answers with those records and END 2;
+ * a responder answers END 2 with END 3.  The initiator is done at END 2
+ * or END 3, when both replicas hold the union.
+ *
+ * Bounds: at most RECON_SESSIONS sessions, one initiated and one answered
+ * per member; RECON_ROUNDS protocol frames each; a responder takes at
+ * most RECON_SYMS_MAX symbols (fewer for small sets); an idle session
+ * ends after RECON_IDLE_MS.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/event.h>
+#include <openssl/rand.h>
+
+#include "clock.h"
+#include "dcbor.h"
+#include "entry.h"
+#include "frame.h"
+#include "gossip.h"
+#include "link.h"
+#include "log.h"
+#include "member.h"
+#include "neg.h"
+#include "peerd.h"
+#include "recon.h"
+#include "replica.h"
+#include "riblt.h"
+#include "stats.h"
+#include "trace.h"
+#include "xmalloc.h"
+
+#define RECON_SESSIONS		8
+#define RECON_ROUNDS		64
+#define RECON_IDLE_MS		30000
+#define RECON_SYMS_FRAME	128
+#define RECON_WINDOW		4	/* frames of symbols ahead of acks */
+#define RECON_SYMS_MAX		(1u << 18)
+#define DIGEST_POLL_MS		1
+/*
+ * Records a RECON_RECS frame: the receiver verifies each new entry (about
+ * 85 us) inside one callback, so smaller frames keep its loop answering.
+ */
+#define RECON_RECS_MAX		(512u << 10)
+
+static const char *const method_names[] = { "digest", "negentropy",
+    "riblt" };
+
+enum sstate {
+	S_RUN,		/* the protocol runs */
+	S_END1,		/* sent END 1: waits for END 2 */
+	S_END2,		/* initiator, sent END 2: waits for END 3 */
+	S_DIGEST,	/* initiator of a digest round: polls its end */
+};
+
+struct item {
+	uint64_t	h;
+	uint8_t		id[ENTRY_ID_LEN];
+};
+
+struct sess {
+	TAILQ_ENTRY(sess)	 entry;
+	struct member		*m;
+	uint64_t		 sid;
+	enum recon_method	 method;
+	bool			 initiator;
+	enum sstate		 state;
+	struct item		*it;		/* snapshot, sorted by h */
+	size_t			 n;
+	struct neg		*neg;
+	struct riblt_enc	*enc;
+	struct riblt_dec	*dec;
+	uint64_t		 acked;		/* symbols the responder took */
+	uint64_t		 last_ms, deadline_ms, start_us;
+	uint64_t		 rounds, records, payload;
+	uint64_t		 bytes0, recbytes0, frames0, records0;
+	struct event		*ev;
+	recon_done_cb		 done;
+	void			*arg;
+};
+
+static TAILQ_HEAD(, sess) sessions = TAILQ_HEAD_INITIALIZER(sessions);
+static size_t nsessions;
+
+int
+recon_method_parse(const char *name, enum recon_method *m)
+{
+	for (size_t i = 0; i < sizeof(method_names) / sizeof(*method_names);
+	    i++)
+		if (strcmp(name, method_names[i]) == 0) {
+			*m = (enum recon_method)i;
+			return 0;
+		}
+	return -1;
+}
+
+const char *
+recon_method_name(enum recon_method m)
+{
+	return (unsigned)m <= RECON_RIBLT ? method_names[m] : "?";
+}
+
+/* ---- bytes on the wire, from the per-kind counters --------------------- */
+
+static uint64_t
+kind_bytes(uint32_t kind)
+{
+	return pd_metrics.bytes_in_kind[kind] + pd_metrics.bytes_out_kind[kind];
+}
+
+static uint64_t
+kind_frames(uint32_t kind)
+{
+	return pd_metrics.frames_in_kind[kind] +
+	    pd_metrics.frames_out_kind[kind];
+}
+
+static uint64_t
+exchange_bytes(void)
+{
+	return kind_bytes(FRAME_RECON_NEG) + kind_bytes(FRAME_RECON_SYMS) +
+	    kind_bytes(FRAME_RECON_ACK) + kind_bytes(FRAME_RECON_END) +
+	    kind_bytes(FRAME_DIGEST);
+}
+
+static uint64_t
+record_bytes(void)
+{
+	return kind_bytes(FRAME_RECON_RECS) + kind_bytes(FRAME_PULL_RESP);
+}
+
+/* ---- snapshot ---------------------------------------------------------- */
+
+struct snap_arg {
+	struct item	*it;
+	size_t		 n, cap;
+};
+
+static void
+snap_one(void *argp, uint64_t h, const uint8_t id[ENTRY_ID_LEN])
+{
+	struct snap_arg *a = argp;
+
+	if (a->n == a->cap) {
+		a->cap = a->cap ? 2 * a->cap : 1024;
+		a->it = xreallocarray(a->it, a->cap, sizeof(*a->it));
+	}
+	a->it[a->n].h = h;
+	memcpy(a->it[a->n].id, id, ENTRY_ID_LEN);
+	a->n++;
+}
+
+static int
+item_cmp(const void *x, const void *y)
+{
+	const struct item *a = x, *b = y;
+
+	return a->h < b->h ? -1 : a->h > b->h;
+}
+
+/* Sort by h: an LSD radix sort (qsort moves 24-byte items by memmove). */
+static void
+items_sort(struct item *it, size_t n)
+{
+	struct item *tmp = xcalloc(n ? n : 1, sizeof(*tmp)), *src = it,
+	    *dst = tmp, *sw;
+
+	for (int shift = 0; shift < 64; shift += 8) {
+		size_t count[256] = { 0 }, pos = 0;
+
+		for (size_t i = 0; i < n; i++)
+			count[(src[i].h >> shift) & 0xff]++;
+		for (size_t b = 0; b < 256; b++) {
+			size_t c = count[b];
+
+			count[b] = pos;
+			pos += c;
+		}
+		for (size_t i = 0; i < n; i++)
+			dst[count[(src[i].h >> shift) & 0xff]++] = src[i];
+		sw = src;
+		src = dst;
+		dst = sw;
+	}
+	/* eight passes: the sorted items are back in it */
+	free(tmp);
+}
+
+static void
+snapshot(struct sess *s)
+{
+	struct snap_arg a = { NULL, 0, 0 };
+	size_t k = 0;
+
+	replica_foreach_item(snap_one, &a);
+	items_sort(a.it, a.n);
+	for (size_t i = 0; i < a.n; i++)
+		if (k == 0 || a.it[k - 1].h != a.it[i].h)
+			a.it[k++] = a.it[i];
+	s->it = a.it;
+	s->n = k;
+}
+
+/* The snapshot's item values, for neg and riblt (caller frees). */
+static uint64_t *
+items_of(const struct sess *s)
+{
+	uint64_t *v = xcalloc(s->n ? s->n : 1, sizeof(*v));
+
+	for (size_t i = 0; i < s->n; i++)
+		v[i] = s->it[i].h;
+	return v;
+}
+
+static const uint8_t *
+item_id(const struct sess *s, uint64_t h)
+{
+	struct item key = { .h = h }, *it;
+
+	it = s->n ? bsearch(&key, s->it, s->n, sizeof(*s->it), item_cmp) :
+	    NULL;
+	return it ? it->id : NULL;
+}
+
+/* ---- sessions ---------------------------------------------------------- */
+
+static void	sess_timer(evutil_socket_t, short, void *);
+
+static struct sess *
+sess_find(const struct member *m, uint64_t sid)
+{
+	struct sess *s;
+
+	TAILQ_FOREACH(s, &sessions, entry)
+		if (s->m == m && s->sid == sid)
+			return s;
+	return NULL;
+}
+
+static struct sess *
+sess_find_role(const struct member *m, bool initiator)
+{
+	struct sess *s;
+
+	TAILQ_FOREACH(s, &sessions, entry)
+		if (s->m == m && s->initiator == initiator)
+			return s;
+	return NULL;
+}
+
+static void
+sess_arm(struct sess *s, uint64_t ms)
+{
+	struct timeval tv = { .tv_sec = (time_t)(ms / 1000),
+	    .tv_usec = (suseconds_t)(ms % 1000) * 1000 };
+
+	evtimer_add(s->ev, &tv);
+}
+
+static struct sess *
+sess_new(struct member *m, uint64_t sid, enum recon_method method,
+    bool initiator)
+{
+	struct sess *s = xcalloc(1, sizeof(*s));
+
+	s->m = m;
+	s->sid = sid;
+	s->method = method;
+	s->initiator = initiator;
+	s->state = S_RUN;
+	s->last_ms = clock_mono_ms();
+	s->start_us = clock_mono_us();
+	s->bytes0 = exchange_bytes();
+	s->recbytes0 = record_bytes();
+	s->frames0 = kind_frames(FRAME_DIGEST) + kind_frames(FRAME_PULL_RESP);
+	s->records0 = pd_metrics.delta_entries + pd_metrics.records_received;
+	s->ev = evtimer_new(pd->base, sess_timer, s);
+	TAILQ_INSERT_TAIL(&sessions, s, entry);
+	nsessions++;
+	sess_arm(s, 1000);
+	return s;
+}
+
+/* End s: report to its caller (if any) and free it. */
+static void
+sess_end(struct sess *s, const char *error)
+{
+	struct recon_result r;
+
+	memset(&r, 0, sizeof(r));
+	r.ok = error == NULL;
+	r.error = error;
+	r.method = s->method;
+	r.rounds = s->method == RECON_DIGEST ? kind_frames(FRAME_DIGEST) +
+	    kind_frames(FRAME_PULL_RESP) - s->frames0 : s->rounds;
+	r.bytes = exchange_bytes() - s->bytes0;
+	r.record_bytes = record_bytes() - s->recbytes0;
+	/* The digest's records: those it sent and those it received. */
+	r.records = s->method == RECON_DIGEST ? pd_metrics.delta_entries +
+	    pd_metrics.records_received - s->records0 : s->records;
+	r.payload = s->payload;
+	r.items = s->n;
+	r.ms = (double)(clock_mono_us() - s->start_us) / 1000.0;
+	if (error != NULL)
+		trace_add("recon", "%s with %s (sid %llx) ended: %s",
+		    recon_method_name(s->method), s->m ? s->m->name : "?",
+		    (unsigned long long)s->sid, error);
+	TAILQ_REMOVE(&sessions, s, entry);
+	nsessions--;
+	if (s->done != NULL)
+		s->done(s->arg, &r);
+	event_free(s->ev);
+	neg_free(s->neg);
+	riblt_enc_free(s->enc);
+	riblt_dec_free(s->dec);
+	free(s->it);
+	free(s);
+}
+
+/* ---- frames ------------------------------------------------------------ */
+
+static void
+put_hashes(struct dcbor_buf *b, const uint64_t *v, size_t k)
+{
+	uint8_t *p;
+
+	dcbor_put_bytes_head(b, k * 8);
+	p = dcbor_buf_reserve(b, k * 8);
+	for (size_t i = 0; i < k; i++)
+		for (int j = 0; j < 8; j++)
+			*p++ = (uint8_t)(v[i] >> (56 - 8 * j));
+	b->len += k * 8;
+}
+
+static int
+get_hashes(const uint8_t *p, size_t len, struct neg_ids *out)
+{
+	if (len % 8 != 0)
+		return -1;
+	for (size_t i = 0; i < len; i += 8) {
+		uint64_t v = 0;
+
+		for (int j = 0; j < 8; j++)
+			v = v << 8 | p[i + j];
+		neg_ids_push(out, v);
+	}
+	return 0;
+}
+
+static void
+send_body(struct sess *s, uint32_t kind, struct dcbor_buf *b)
+{
+	if (s->m->link != NULL)
+		link_send_member(s->m, kind, b->data, b->len);
+	dcbor_buf_free(b);
+}
+
+static void
+flush_recs(struct sess *s, struct dcbor_buf *recs, size_t *n)
+{
+	struct dcbor_buf b;
+
+	if (*n == 0)
+		return;
+	dcbor_buf_init(&b);
+	dcbor_put_map(&b, 2);
+	dcbor_put_cstr(&b, "sid");
+	dcbor_put_uint(&b, s->sid);
+	dcbor_put_cstr(&b, "recs");
+	dcbor_put_array(&b, *n);
+	dcbor_put_raw(&b, recs->data, recs->len);
+	send_body(s, FRAME_RECON_RECS, &b);
+	dcbor_buf_reset(recs);
+	*n = 0;
+}
+
+/* Send the records of the k items v, or of the whole snapshot (all). */
+static void
+send_recs(struct sess *s, bool all, const uint64_t *v, size_t k)
+{
+	struct dcbor_buf recs;
+	size_t n = 0, sz;
+
+	dcbor_buf_init(&recs);
+	if (all)
+		k = s->n;
+	for (size_t i = 0; i < k; i++) {
+		const uint8_t *id = all ? s->it[i].id : item_id(s, v[i]);
+		size_t before = recs.len;
+
+		if (id == NULL || (sz = replica_put_record(&recs, id)) == 0)
+			continue;
+		if (recs.len > RECON_RECS_MAX && n > 0) {
+			/* this one starts the next frame */
+			struct dcbor_buf one;
+
+			dcbor_buf_init(&one);
+			dcbor_put_raw(&one, recs.data + before, sz);
+			recs.len = before;
+			flush_recs(s, &recs, &n);
+			dcbor_put_raw(&recs, one.data, one.len);
+			dcbor_buf_free(&one);
+		}
+		n++;
+		s->records++;
+		s->payload += sz;
+	}
+	flush_recs(s, &recs, &n);
+	dcbor_buf_free(&recs);
+}
+
+static void
+send_end(struct member *m, uint64_t sid, uint64_t step, bool all,
+    const uint64_t *want, size_t k)
+{
+	struct dcbor_buf b;
+
+	dcbor_buf_init(&b);
+	dcbor_put_map(&b, 4);
+	dcbor_put_cstr(&b, "all");
+	dcbor_put_bool(&b, all);
+	dcbor_put_cstr(&b, "sid");
+	dcbor_put_uint(&b, sid);
+	dcbor_put_cstr(&b, "step");
+	dcbor_put_uint(&b, step);
+	dcbor_put_cstr(&b, "want");
+	put_hashes(&b, want, k);
+	if (m->link != NULL)
+		link_send_member(m, FRAME_RECON_END, b.data, b.len);
+	dcbor_buf_free(&b);
+}
+
+static void
+send_neg(struct sess *s, const struct dcbor_buf *msg,
+    const struct neg_ids *want)
+{
+	struct dcbor_buf b;
+
+	dcbor_buf_init(&b);
+	dcbor_put_map(&b, 3);
+	dcbor_put_cstr(&b, "msg");
+	dcbor_put_raw(&b, msg->data, msg->len);
+	dcbor_put_cstr(&b, "sid");
+	dcbor_put_uint(&b, s->sid);
+	dcbor_put_cstr(&b, "want");
+	put_hashes(&b, want->v, want->n);
+	send_body(s, FRAME_RECON_NEG, &b);
+	s->rounds++;
+}
+
+/* Symbols while the responder is less than a window behind. */
+static void
+pump(struct sess *s)
+{
+	struct riblt_sym sym[RECON_SYMS_FRAME];
+
+	while (s->state == S_RUN && riblt_enc_pos(s->enc) < s->acked +
+	    RECON_WINDOW * RECON_SYMS_FRAME &&
+	    riblt_enc_pos(s->enc) < RECON_SYMS_MAX) {
+		struct dcbor_buf b;
+		uint64_t at = riblt_enc_pos(s->enc);
+		size_t k = riblt_enc_next(s->enc, sym, RECON_SYMS_FRAME);
+		dcbor_buf_init(&b);
+		dcbor_put_map(&b, 4);
+		dcbor_put_cstr(&b, "n");
+		dcbor_put_uint(&b, at);
+		dcbor_put_cstr(&b, "sid");
+		dcbor_put_uint(&b, s->sid);
+		dcbor_put_cstr(&b, "size");
+		dcbor_put_uint(&b, s->n);
+		dcbor_put_cstr(&b, "syms");
+		riblt_put_syms(&b, sym, k);
+		send_body(s, FRAME_RECON_SYMS, &b);
+	}
+}
+
+/* The END 1 of the side that has nothing more to ask. */
+static void
+end_talking(struct sess *s, bool all, const uint64_t *want, size_t k)
+{
+	send_end(s->m, s->sid, 1, all, want, k);
+	s->rounds++;
+	s->state = S_END1;
+}
+
+/* ---- starting ---------------------------------------------------------- */
+
+static uint64_t
+new_sid(void)
+{
+	uint64_t sid = 0;
+
+	while (sid == 0)
+		if (RAND_bytes((unsigned char *)&sid, sizeof(sid)) != 1)
+			sid = ((uint64_t)clock_mono_us() << 1) | 1;
+	return sid;
+}
+
+static void
+start_proto(struct sess *s)
+{
+	uint64_t *v;
+
+	if (s->method == RECON_DIGEST) {
+		s->state = S_DIGEST;
+		gossip_digest(s->m);
+		sess_arm(s, DIGEST_POLL_MS);
+		return;
+	}
+	snapshot(s);
+	v = items_of(s);
+	if (s->method == RECON_NEGENTROPY) {
+		struct dcbor_buf msg;
+		struct neg_ids none = { 0 };
+
+		s->neg = neg_new(v, s->n);
+		dcbor_buf_init(&msg);
+		neg_initiate(s->neg, &msg);
+		send_neg(s, &msg, &none);
+		dcbor_buf_free(&msg);
+	} else {
+		s->enc = riblt_enc_new(v, s->n, RECON_SYMS_MAX);
+		s->rounds = 1;		/* the symbol stream */
+		pump(s);
+	}
+	free(v);
+}
+
+int
+recon_start(struct member *m, bool link_up)
+{
+	struct sess *s;
+
+	if (pd->conf.reconcile == RECON_DIGEST)
+		return -1;
+	if (link_up && memcmp(pd->ident.id, m->id, IDENTITY_ID_LEN) > 0)
+		return 0;	/* the other end starts this one */
+	/*
+	 * A repair that has heard nothing for a period (at least 500 ms: its
+	 * frames were dropped by a partition or a fault, or the other side
+	 * is busy) gives way to a new one.  Otherwise it would hold off every
+	 * repair with m until the idle bound, and with it the frames that
+	 * tell m after a healed partition that this peer is alive.
+	 */
+	if ((s = sess_find_role(m, true)) != NULL && s->done == NULL &&
+	    clock_mono_ms() - s->last_ms >= (pd->conf.gossip_ms > 500 ?
+	    pd->conf.gossip_ms : 500))
+		sess_end(s, "stale, replaced by the next repair");
+	if (m->link == NULL || sess_find_role(m, true) != NULL ||
+	    nsessions >= RECON_SESSIONS)
+		return 0;	/* one is running, or the next tick */
+	s = sess_new(m, new_sid(), (enum recon_method)pd->conf.reconcile,
+	    true);
+	start_proto(s);
+	return 0;
+}
+
+void
+recon_run(struct member *m, enum recon_method method, uint32_t timeout_ms,
+    recon_done_cb done, void *arg)
+{
+	struct recon_result r;
+	struct sess *s;
+
+	memset(&r, 0, sizeof(r));
+	r.method = method;
+	if (m->link == NULL)
+		r.error = "no link to that member";
+	else if (sess_find_role(m, true) != NULL)
+		r.error = "a reconciliation with that member is running";
+	else if (nsessions >= RECON_SESSIONS)
+		r.error = "too many reconciliations at once";
+	if (r.error != NULL) {
+		done(arg, &r);
+		return;
+	}
+	s = sess_new(m, new_sid(), method, true);
+	s->done = done;
+	s->arg = arg;
+	s->deadline_ms = clock_mono_ms() + timeout_ms;
+	start_proto(s);
+}
+
+static void
+sess_timer(evutil_socket_t fd, short what, void *arg)
+{
+	struct sess *s = arg;
+	uint64_t now = clock_mono_ms();
+
+	(void)fd;
+	(void)what;
+	if (s->deadline_ms != 0 && now >= s->deadline_ms) {
+		sess_end(s, "timeout");
+		return;
+	}
+	if (s->state == S_DIGEST) {
+		/* The asker's round is over once it sent its final delta. */
+		if (s->m->ae_asked_ms == 0) {
+			send_end(s->m, s->sid, 2, false, NULL, 0);
+			s->state = S_END2;
+			s->last_ms = now;
+		}
+		sess_arm(s, s->state == S_DIGEST ? DIGEST_POLL_MS : 1000);
+		return;
+	}
+	if (now - s->last_ms >= RECON_IDLE_MS) {
+		sess_end(s, "idle");
+		return;
+	}
+	sess_arm(s, 1000);
+}
+
+/* A responder session for a first frame, or NULL (refused or busy). */
+static struct sess *
+responder(struct member *from, uint64_t sid, enum recon_method method)
+{
+	struct sess *old = sess_find_role(from, false);
+
+	if (old != NULL)
+		sess_end(old, "replaced by a new session");
+	if (nsessions >= RECON_SESSIONS) {
+		send_end(from, sid, 0, false, NULL, 0);
+		return NULL;
+	}
+	return sess_new(from, sid, method, false);
+}
+
+/* ---- receiving --------------------------------------------------------- */
+
+static int
+recv_neg(struct member *from, struct dcbor_rd *rd)
+{
+	const uint8_t *msg, *wp;
+	size_t mlen, wlen;
+	uint64_t sid;
+	struct sess *s;
+	struct neg_ids want = { 0 }, have = { 0 }, need = { 0 };
+	struct dcbor_buf out;
+	int rc = -1;
+
+	if (dcbor_get_key(rd, "msg") == -1 ||
+	    dcbor_get_raw(rd, &msg, &mlen) == -1 ||
+	    dcbor_get_key(rd, "sid") == -1 || dcbor_get_uint(rd, &sid) == -1 ||
+	    dcbor_get_key(rd, "want") == -1 ||
+	    dcbor_get_bytes(rd, &wp, &wlen) == -1 || dcbor_left(rd) != 0 ||
+	    wlen % 8 != 0)
+		return -1;
+	if ((s = sess_find(from, sid)) == NULL) {
+		uint64_t *v;
+
+		if ((s = responder(from, sid, RECON_NEGENTROPY)) == NULL)
+			return 0;
+		snapshot(s);
+		v = items_of(s);
+		s->neg = neg_new(v, s->n);
+		free(v);
+	}
+	if (s->method != RECON_NEGENTROPY || s->state != S_RUN)
+		return 0;
+	s->last_ms = clock_mono_ms();
+	if (++s->rounds > RECON_ROUNDS) {
+		send_end(from, sid, 0, false, NULL, 0);
+		sess_end(s, "too many rounds");
+		return 0;
+	}
+	dcbor_buf_init(&out);
+	if (get_hashes(wp, wlen, &want) == -1 ||
+	    neg_reply(s->neg, msg, mlen, &out, &have, &need) == -1) {
+		sess_end(s, "malformed negentropy message");
+		goto done;
+	}
+	send_recs(s, false, want.v, want.n);
+	send_recs(s, false, have.v, have.n);
+	if (out.len == 0)
+		end_talking(s, false, need.v, need.n);
+	else
+		send_neg(s, &out, &need);
+	rc = 0;
+done:
+	dcbor_buf_free(&out);
+	neg_ids_free(&want);
+	neg_ids_free(&have);
+	neg_ids_free(&need);
+	return rc;
+}
+
+static int
+recv_syms(struct member *from, struct dcbor_rd *rd)
+{
+	const uint8_t *p;
+	size_t len, k;
+	uint64_t at, sid, size;
+	struct sess *s;
+	struct riblt_sym *sym;
+	struct dcbor_buf b;
+
+	if (dcbor_get_key(rd, "n") == -1 || dcbor_get_uint(rd, &at) == -1 ||
+	    dcbor_get_key(rd, "sid") == -1 || dcbor_get_uint(rd, &sid) == -1 ||
+	    dcbor_get_key(rd, "size") == -1 ||
+	    dcbor_get_uint(rd, &size) == -1 ||
+	    dcbor_get_key(rd, "syms") == -1 ||
+	    dcbor_get_bytes(rd, &p, &len) == -1 || dcbor_left(rd) != 0)
+		return -1;
+	if ((s = sess_find(from, sid)) == NULL) {
+		uint64_t *v, max;
+
+		if (at != 0)
+			return 0;	/* the rest of a session we ended */
+		if ((s = responder(from, sid, RECON_RIBLT)) == NULL)
+			return 0;
+		snapshot(s);
+		s->rounds = 1;
+		if (size == 0) {
+			/* The other side holds nothing: it gets everything. */
+			send_recs(s, true, NULL, 0);
+			end_talking(s, false, NULL, 0);
+			return 0;
+		}
+		if (s->n == 0) {
+			end_talking(s, true, NULL, 0);
+			return 0;
+		}
+		max = 2 * ((uint64_t)s->n + (size < pd->conf.max_entries ?
+		    size : pd->conf.max_entries)) + 1024;
+		v = items_of(s);
+		s->dec = riblt_dec_new(v, s->n, max < RECON_SYMS_MAX ? max :
+		    RECON_SYMS_MAX);
+		free(v);
+	}
+	if (s->method != RECON_RIBLT || s->initiator)
+		return 0;
+	if (s->state != S_RUN)
+		return 0;	/* sent before our END 1 reached it */
+	if (at != riblt_dec_pos(s->dec))
+		return -1;
+	s->last_ms = clock_mono_ms();
+	sym = xcalloc(len / 17 + 1, sizeof(*sym));
+	if (riblt_get_syms(p, len, sym, len / 17 + 1, &k) == -1) {
+		free(sym);
+		return -1;
+	}
+	if (riblt_dec_add(s->dec, sym, k) == -1) {
+		free(sym);
+		send_end(from, sid, 0, false, NULL, 0);
+		sess_end(s, "difference too large for the symbol cap");
+		return 0;
+	}
+	free(sym);
+	if (riblt_dec_done(s->dec)) {
+		const uint64_t *mine, *theirs;
+		size_t nm, nt;
+
+		mine = riblt_dec_local(s->dec, &nm);
+		theirs = riblt_dec_remote(s->dec, &nt);
+		send_recs(s, false, mine, nm);
+		end_talking(s, false, theirs, nt);
+		return 0;
+	}
+	dcbor_buf_init(&b);
+	dcbor_put_map(&b, 2);
+	dcbor_put_cstr(&b, "n");
+	dcbor_put_uint(&b, riblt_dec_pos(s->dec));
+	dcbor_put_cstr(&b, "sid");
+	dcbor_put_uint(&b, sid);
+	send_body(s, FRAME_RECON_ACK, &b);
+	return 0;
+}
+
+static int
+recv_ack(struct member *from, struct dcbor_rd *rd)
+{
+	uint64_t at, sid;
+	struct sess *s;
+
+	if (dcbor_get_key(rd, "n") == -1 || dcbor_get_uint(rd, &at) == -1 ||
+	    dcbor_get_key(rd, "sid") == -1 || dcbor_get_uint(rd, &sid) == -1 ||
+	    dcbor_left(rd) != 0)
+		return -1;
+	if ((s = sess_find(from, sid)) == NULL || s->state != S_RUN)
+		return 0;
+	if (!s->initiator || s->method != RECON_RIBLT ||
+	    at > riblt_enc_pos(s->enc))
+		return -1;
+	s->last_ms = clock_mono_ms();
+	if (at > s->acked)
+		s->acked = at;
+	pump(s);
+	return 0;
+}
+
+static int
+recv_recs(struct member *from, struct dcbor_rd *rd)
+{
+	uint64_t sid, n;
+	struct sess *s;
+
+	if (dcbor_get_key(rd, "sid") == -1 || dcbor_get_uint(rd, &sid) == -1 ||
+	    dcbor_get_key(rd, "recs") == -1)
+		return -1;
+	/* Records only from a member this peer is reconciling with. */
+	if ((s = sess_find(from, sid)) == NULL) {
+		pd_count_reject(UNASKED_DELTA);
+		return 0;
+	}
+	if (dcbor_get_array(rd, &n) == -1)
+		return -1;
+	s->last_ms = clock_mono_ms();
+	for (uint64_t i = 0; i < n; i++) {
+		const uint8_t *p = rd->p;
+
+		if (replica_apply_record(from, rd) == -1)
+			return -1;
+		s->records++;
+		s->payload += (uint64_t)(rd->p - p);
+	}
+	return dcbor_left(rd) == 0 ? 0 : -1;
+}
+
+static int
+recv_end(struct member *from, struct dcbor_rd *rd)
+{
+	const uint8_t *wp;
+	size_t wlen;
+	uint64_t sid, step;
+	bool all;
+	struct sess *s;
+	struct neg_ids want = { 0 };
+
+	if (dcbor_get_key(rd, "all") == -1 || dcbor_get_bool(rd, &all) == -1 ||
+	    dcbor_get_key(rd, "sid") == -1 || dcbor_get_uint(rd, &sid) == -1 ||
+	    dcbor_get_key(rd, "step") == -1 ||
+	    dcbor_get_uint(rd, &step) == -1 ||
+	    dcbor_get_key(rd, "want") == -1 ||
+	    dcbor_get_bytes(rd, &wp, &wlen) == -1 || dcbor_left(rd) != 0 ||
+	    step > 3 || get_hashes(wp, wlen, &want) == -1) {
+		neg_ids_free(&want);
+		return -1;
+	}
+	s = sess_find(from, sid);
+	switch (step) {
+	case 0:
+		if (s != NULL)
+			sess_end(s, "the other side gave up");
+		break;
+	case 1:
+		if (s == NULL || s->state != S_RUN)
+			break;
+		s->rounds++;
+		s->last_ms = clock_mono_ms();
+		send_recs(s, all, want.v, want.n);
+		send_end(from, sid, 2, false, NULL, 0);
+		if (s->initiator)
+			s->state = S_END2;
+		else
+			sess_end(s, NULL);
+		break;
+	case 2:
+		if (s == NULL || !s->initiator)
+			send_end(from, sid, 3, false, NULL, 0);
+		if (s != NULL && s->state == S_END1)
+			sess_end(s, NULL);
+		break;
+	case 3:
+		if (s != NULL && s->initiator && s->state == S_END2)
+			sess_end(s, NULL);
+		break;
+	}
+	neg_ids_free(&want);
+	return 0;
+}
+
+int
+recon_recv(struct member *from, uint32_t kind, const uint8_t *body,
+    size_t len)
+{
+	struct dcbor_rd rd;
+	uint64_t n;
+
+	dcbor_rd_init(&rd, body, len);
+	if (dcbor_get_map(&rd, &n) == -1)
+		return -1;
+	switch (kind) {
+	case FRAME_RECON_NEG:
+		return n == 3 ? recv_neg(from, &rd) : -1;
+	case FRAME_RECON_SYMS:
+		return n == 4 ? recv_syms(from, &rd) : -1;
+	case FRAME_RECON_ACK:
+		return n == 2 ? recv_ack(from, &rd) : -1;
+	case FRAME_RECON_RECS:
+		return n == 2 ? recv_recs(from, &rd) : -1;
+	case FRAME_RECON_END:
+		return n == 4 ? recv_end(from, &rd) : -1;
+	default:
+		return 0;
+	}
+}
+
+void
+recon_link_down(struct member *m)
+{
+	struct sess *s, *next;
+
+	for (s = TAILQ_FIRST(&sessions); s != NULL; s = next) {
+		next = TAILQ_NEXT(s, entry);
+		if (s->m == m)
+			sess_end(s, "link down");
+	}
+}
+
+void
+recon_init(void)
+{
+	TAILQ_INIT(&sessions);
+	nsessions = 0;
+}
+
+void
+recon_free(void)
+{
+	while (!TAILQ_EMPTY(&sessions))
+		sess_end(TAILQ_FIRST(&sessions), "shutdown");
+}
