@@ -54,7 +54,8 @@ struct dcbor_buf;
 	X(GROUP_AD_WANT, 12, "group_ad_want")			\
 	X(GROUP_AD, 13, "group_ad")				\
 	X(HAVE, 14, "have")					\
-	X(BYE, 15, "bye")
+	X(BYE, 15, "bye")					\
+	X(CLAIM_ACK, 16, "claim_ack")
 
 enum frame_kind {
 #define FRAME_KIND_ENUM(e, v, n) FRAME_##e = v,

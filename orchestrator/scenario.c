@@ -115,9 +115,11 @@ static const char *const levels[] = {
 };
 
 /* peerd's flags and the ranges peerd/main.c accepts for them. */
+static const char *const take_modes[] = { "lease", "quorum", NULL };
+
 static const struct knob {
 	const char	*name;
-	long long	 min, max;	/* max < 0: a log level */
+	long long	 min, max;	/* max -1: a log level, -2: a take mode */
 } knobs[] = {
 	{ "settle-ms", 0, 600000 },
 	{ "take-retry-ms", 1, 60000 },
@@ -141,6 +143,7 @@ static const struct knob {
 	{ "max-entries", 1, 4294967295ll },
 	{ "trace-events", 16, 1ll << 24 },
 	{ "log-level", 0, -1 },
+	{ "take-mode", 0, -2 },
 	{ "test-hooks", 0, 1 },		/* 1: pass --test-hooks */
 	{ "direct-io", 0, 1 },		/* 1: pass --direct-io */
 };
@@ -746,7 +749,8 @@ want_knobs(struct sc *sc, const struct at *at, const json_t *v,
 		if ((val = subst(sc, &ka, raw)) == NULL)
 			break;
 		if (k->max < 0) {
-			if (want_enum(sc, &ka, val, levels) >= 0)
+			if (want_enum(sc, &ka, val, k->max == -1 ? levels :
+			    take_modes) >= 0)
 				json_object_set(out, key, val);
 		} else if (want_int(sc, &ka, val, k->min, k->max, &n) == 0)
 			json_object_set_new(out, key, json_integer(n));

@@ -18,6 +18,7 @@ conf_defaults(struct peerd_conf *c)
 	c->settle_ms = 200;
 	c->take_retry_ms = 20;
 	c->take_lease_ms = 30000;
+	c->take_mode = TAKE_LEASE;
 	c->gossip_ms = 1000;
 	c->tick_ms = 250;
 	c->silence_ms = 30000;

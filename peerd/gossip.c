@@ -104,10 +104,17 @@ rumor_body(struct dcbor_buf *b, uint64_t rid, uint64_t hops,
 	dcbor_put_raw(b, items, len);
 }
 
+static int
+lane_send(struct member *m, bool urgent, const uint8_t *body, size_t len)
+{
+	return urgent ? link_send_member_urgent(m, FRAME_RUMOR, body, len) :
+	    link_send_member(m, FRAME_RUMOR, body, len);
+}
+
 /* Send a rumor body to up to fanout members other than 'except'. */
 static void
 rumor_send(uint64_t hops, uint64_t rid, const uint8_t *items, size_t len,
-    const struct member *except)
+    const struct member *except, bool urgent)
 {
 	struct member *to[64];
 	struct dcbor_buf b;
@@ -116,7 +123,7 @@ rumor_send(uint64_t hops, uint64_t rid, const uint8_t *items, size_t len,
 	rumor_body(&b, rid, hops, items, len);
 	n = member_pick_up(to, fan, except);
 	for (size_t i = 0; i < n; i++) {
-		if (link_send_member(to[i], FRAME_RUMOR, b.data, b.len) == 0)
+		if (lane_send(to[i], urgent, b.data, b.len) == 0)
 			pd_count(rumors_sent);
 	}
 	dcbor_buf_free(&b);
@@ -142,7 +149,7 @@ linked_to_all(void)
  * anti-entropy).  Without a full mesh the classic fanout and hops apply.
  */
 static void
-rumor_send_all(uint64_t rid, const uint8_t *items, size_t len)
+rumor_send_all(uint64_t rid, const uint8_t *items, size_t len, bool urgent)
 {
 	struct dcbor_buf b;
 
@@ -150,37 +157,50 @@ rumor_send_all(uint64_t rid, const uint8_t *items, size_t len)
 	for (size_t i = 0; i < member_count(); i++) {
 		struct member *m = member_at(i);
 
-		if (m->link != NULL &&
-		    link_send_member(m, FRAME_RUMOR, b.data, b.len) == 0)
+		if (m->link != NULL && lane_send(m, urgent, b.data, b.len) == 0)
 			pd_count(rumors_sent);
 	}
 	dcbor_buf_free(&b);
 }
 
+/* One rumor of n records (concatenated in recs) to the fleet. */
 static void
-gossip_flush(evutil_socket_t fd, short ev, void *arg)
+rumor_start(const uint8_t *recs, size_t len, size_t n, bool urgent)
 {
 	struct dcbor_buf items;
 	uint64_t rid;
 
+	dcbor_buf_init(&items);
+	dcbor_put_array(&items, n);
+	dcbor_put_raw(&items, recs, len);
+	rid = XXH3_64bits(items.data, items.len) | 1;
+	seen_add(rid);
+	if (linked_to_all())
+		rumor_send_all(rid, items.data, items.len, urgent);
+	else
+		rumor_send(pd->conf.hops, rid, items.data, items.len, NULL,
+		    urgent);
+	pd_count_add(records_batched, n);
+	dcbor_buf_free(&items);
+}
+
+static void
+gossip_flush(evutil_socket_t fd, short ev, void *arg)
+{
 	(void)fd;
 	(void)ev;
 	(void)arg;
 	if (batch_n == 0)
 		return;
-	dcbor_buf_init(&items);
-	dcbor_put_array(&items, batch_n);
-	dcbor_put_raw(&items, batch.data, batch.len);
-	rid = XXH3_64bits(items.data, items.len) | 1;
-	seen_add(rid);
-	if (linked_to_all())
-		rumor_send_all(rid, items.data, items.len);
-	else
-		rumor_send(pd->conf.hops, rid, items.data, items.len, NULL);
-	pd_count_add(records_batched, batch_n);
-	dcbor_buf_free(&items);
+	rumor_start(batch.data, batch.len, batch_n, false);
 	dcbor_buf_reset(&batch);
 	batch_n = 0;
+}
+
+void
+gossip_send_urgent(const uint8_t *rec, size_t len)
+{
+	rumor_start(rec, len, 1, true);
 }
 
 void
@@ -248,7 +268,7 @@ recv_rumor(struct member *from, const uint8_t *body, size_t len)
 	if (apply_items(from, &rd) == -1)
 		return -1;
 	if (hops > 1)
-		rumor_send(hops - 1, rid, items, items_len, from);
+		rumor_send(hops - 1, rid, items, items_len, from, false);
 	return 0;
 }
 
@@ -563,6 +583,8 @@ gossip_recv(struct member *from, uint32_t kind, const uint8_t *body,
 		return recv_digest(from, body, len);
 	case FRAME_PULL_RESP:
 		return recv_pull(from, body, len);
+	case FRAME_CLAIM_ACK:
+		return replica_recv_ack(from, body, len);
 	default:
 		return 0;
 	}

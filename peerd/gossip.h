@@ -29,6 +29,11 @@ int	gossip_recv(struct member *from, uint32_t kind, const uint8_t *body,
 	    size_t len);
 /* Queue one encoded record for the next rumor batch. */
 void	gossip_queue(const uint8_t *rec, size_t len);
+/*
+ * Send one encoded record now, as a rumor of its own on every link's
+ * urgent lane (claims and completions: they never wait behind a batch).
+ */
+void	gossip_send_urgent(const uint8_t *rec, size_t len);
 void	gossip_link_up(struct member *m);
 void	gossip_link_down(struct member *m);
 /* Called every tick: anti-entropy when the period has passed. */

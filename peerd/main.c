@@ -45,6 +45,7 @@ enum {
 	OPT_MAX_LINKS, OPT_MAX_CLIENTS, OPT_MAX_FRAME, OPT_MAX_LINE,
 	OPT_MAX_ENTRIES, OPT_TRACE_EVENTS, OPT_LOG_LEVEL, OPT_LOG_FILE,
 	OPT_GROUP, OPT_HOLD, OPT_TEST_HOOKS, OPT_FAULT_SEED, OPT_DIRECT_IO,
+	OPT_TAKE_MODE,
 };
 
 static const struct option longopts[] = {
@@ -62,6 +63,7 @@ static const struct option longopts[] = {
 	{ "settle-ms", required_argument, NULL, OPT_SETTLE },
 	{ "take-retry-ms", required_argument, NULL, OPT_TAKE_RETRY },
 	{ "take-lease-ms", required_argument, NULL, OPT_TAKE_LEASE },
+	{ "take-mode", required_argument, NULL, OPT_TAKE_MODE },
 	{ "gossip-ms", required_argument, NULL, OPT_GOSSIP },
 	{ "tick-ms", required_argument, NULL, OPT_TICK },
 	{ "silence-ms", required_argument, NULL, OPT_SILENCE },
@@ -110,6 +112,8 @@ usage(FILE *fp)
 "  --settle-ms N (200)  --take-retry-ms N (20)  --take-lease-ms N (30000)\n"
 "  --gossip-ms N (1000)  --tick-ms N (250)  --silence-ms N (30000)\n"
 "  --ping-timeout-ms N (2000)  --fanout N (3)  --hops N (6)\n"
+"  --take-mode lease|quorum (lease): quorum wins a take only when a majority\n"
+"                         of the membership acknowledged the claim\n"
 "receiver checks:\n"
 "  --max-age-s N (300)  --max-future-s N (600)  --rate-burst N (50000)\n"
 "  --rate N (10000 frames/s)  --strikes N (16)  --quarantine-s N (600)\n"
@@ -184,6 +188,15 @@ conf_parse(struct peerd_conf *c, int argc, char **argv)
 		case OPT_MAX_ENTRIES: c->max_entries = opt_u32(nm, optarg, 1, UINT32_MAX); break;
 		case OPT_TRACE_EVENTS: c->trace_events = opt_u32(nm, optarg, 16, 1u << 24); break;
 		case OPT_LOG_LEVEL: c->log_level = optarg; break;
+		case OPT_TAKE_MODE:
+			if (strcmp(optarg, "lease") == 0)
+				c->take_mode = TAKE_LEASE;
+			else if (strcmp(optarg, "quorum") == 0)
+				c->take_mode = TAKE_QUORUM;
+			else
+				fatalx("--take-mode: expected lease or quorum, "
+				    "got \"%s\"", optarg);
+			break;
 		case OPT_LOG_FILE: c->log_file = optarg; break;
 		default:
 			usage(stderr);

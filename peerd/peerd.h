@@ -51,6 +51,11 @@ struct peerd_conf {
 	uint32_t	 ping_timeout_ms;
 	uint32_t	 fanout;
 	uint32_t	 hops;
+	/*
+	 * How a take decides it won (docs/protocol.md section 6): lease, the
+	 * settle-window race; quorum, a majority of the membership acked.
+	 */
+	enum { TAKE_LEASE, TAKE_QUORUM } take_mode;
 
 	/* receiver checks */
 	uint32_t	 max_age_s;

@@ -29,6 +29,8 @@ void	replica_free(void);
 
 /* Apply one wire record from a member. 0, or -1 if it is malformed. */
 int	replica_apply_record(struct member *from, struct dcbor_rd *rd);
+/* A CLAIM_ACK from a member (quorum mode). 0, or -1 if it is malformed. */
+int	replica_recv_ack(struct member *from, const uint8_t *body, size_t len);
 /* The anti-entropy digest. */
 void	replica_digest(uint64_t out[GOSSIP_BUCKETS]);
 /*
