@@ -20,6 +20,12 @@
 	X("history.duplicates", 0)			\
 	X("history.never_taken", 0)			\
 	X("history.lost", 0)				\
+	X("take.claim_to_visible", 1)			\
+	X("take.retries", 0)				\
+	X("take.cpu_ms_per_take", 0)			\
+	X("take.cpu_floor_ms_per_take", 0)		\
+	X("take.cpu_over_floor", 0)			\
+	X("take.no_quorum", 0)				\
 	X("fleet.frames_out", 0)			\
 	X("fleet.bytes_out", 0)				\
 	X("fleet.bad_frames", 0)			\

@@ -53,6 +53,8 @@ struct run {
 	json_t		*counters;	/* counters summed over live peers */
 	bool		 had_take_step;
 	uint64_t	 take_start_ms, take_end_ms, take_target;
+	double		 take_cpu0;	/* fleet CPU s when the takes began */
+	bool		 take_cpu0_ok;	/* every peer answered then */
 	enum run_status	 status;
 	char		 error[512];
 	int		 step;		/* index of the running step */

@@ -782,9 +782,6 @@ take_check(struct take_op *op)
 				take_lost(op, now);
 				return;
 			}
-			if (!op->untrusted)
-				pd_count(takes_untrusted);
-			op->untrusted = true;
 			take_schedule(op, 1);
 			return;
 		}
@@ -799,6 +796,7 @@ take_check(struct take_op *op)
 			take_lost(op, now);
 			return;
 		}
+		/* Settled but not answered by all: what the rule guards. */
 		if (!op->untrusted)
 			pd_count(takes_untrusted);
 		op->untrusted = true;
@@ -923,7 +921,8 @@ take_try(struct take_op *op)
 	nl = link_count();
 	w->marks = xcalloc(nl ? nl : 1, sizeof(*w->marks));
 	w->nmarks = link_mark_all(w->marks, nl);
-	take_schedule(op, pd->conf.settle_ms);
+	/* Soon: the settle window runs from the moment the claim has left. */
+	take_schedule(op, 0);
 }
 
 static void
@@ -1049,7 +1048,7 @@ replica_complete(const char *idhex, json_t **result, int *code, char *err,
 	}
 	if (rc == SPACE_OK) {
 		pd_count(completes);
-		spread(id);
+		spread_urgent(id);
 	}
 	*result = json_pack("{s:b}", "already", rc == SPACE_EALREADY);
 	return 0;
