@@ -218,6 +218,7 @@ spread_urgent(const uint8_t id[ENTRY_ID_LEN])
 
 static void	claim_answer(const struct space_rec *, const struct crdt_claim *,
 		    uint64_t);
+static void	take_beaten(const uint8_t id[ENTRY_ID_LEN], uint64_t now);
 
 /* ---- remote records ---------------------------------------------------- */
 
@@ -277,6 +278,7 @@ replica_apply_record(struct member *from, struct dcbor_rd *rd)
 			goto drop;
 		}
 	}
+	memcpy(id, e->id, ENTRY_ID_LEN);
 	cur = have ? space_rec_claim(have) : NULL;
 	fresh = cr.claim.epoch != 0 && (cur == NULL ||
 	    !crdt_claim_equal(cur, &cr.claim));
@@ -292,7 +294,6 @@ replica_apply_record(struct member *from, struct dcbor_rd *rd)
 		e = NULL;
 		rc = space_merge(sp, NULL, &cr, now);
 	} else {
-		memcpy(id, e->id, ENTRY_ID_LEN);
 		rc = space_merge(sp, e, &cr, now);
 		e = NULL;	/* consumed */
 	}
@@ -304,6 +305,8 @@ replica_apply_record(struct member *from, struct dcbor_rd *rd)
 		if (fresh && claim.mono_us != 0 && us >= claim.mono_us)
 			pd_hist(claim_to_visible, us - claim.mono_us);
 		claim_answer(have, &claim, now);
+		if (fresh)
+			take_beaten(id, now);
 	}
 	if (rc == SPACE_EFULL)
 		pd_count_limit(ENTRIES);
@@ -923,6 +926,22 @@ take_try(struct take_op *op)
 	w->nmarks = link_mark_all(w->marks, nl);
 	/* Soon: the settle window runs from the moment the claim has left. */
 	take_schedule(op, 0);
+}
+
+/*
+ * A remote claim on id was merged: a take of ours whose claim it beat
+ * learns it now, not at its next check, and moves on (from the loop, not
+ * from inside the merge).
+ */
+static void
+take_beaten(const uint8_t id[ENTRY_ID_LEN], uint64_t now)
+{
+	struct claim_wait *w;
+
+	TAILQ_FOREACH(w, &waits, entry)
+		if (w->op != NULL && memcmp(w->id, id, ENTRY_ID_LEN) == 0 &&
+		    !space_won(sp, w->id, w->epoch, now))
+			take_schedule(w->op, 0);
 }
 
 static void

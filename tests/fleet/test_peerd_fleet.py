@@ -58,8 +58,8 @@ def test_batch_converges():
         assert len(digests) == 1, digests
 
 
-def race(peers, timeout_ms):
-    ctls = [Control(p.ctl_path) for p in peers]
+def race(peers, timeout_ms, wait_s=30.0):
+    ctls = [Control(p.ctl_path, timeout=wait_s) for p in peers]
     for i, c in enumerate(ctls):
         c.send_raw(('{"id": %d, "cmd": "take", "args": {"type": "t#v1", '
                     '"timeout_ms": %d}}\n' % (i, timeout_ms)).encode())
@@ -121,14 +121,16 @@ def test_take_same_instant_on_a_loaded_link():
         peers[0].call("write", type="t#v1", fields={"k": 0})
         for p in peers:
             wait_until(lambda: read_on(p, "t#v1"), 10, "the task")
-        for rnd in range(3):
+        for rnd in range(2):
             load = [Control(p.ctl_path) for p in peers]
             for i, c in enumerate(load):
                 c.send_raw(('{"id": 1, "cmd": "load", "args": {"op": '
                             '"write", "name": "bulk%d", "type": "bulk#v1", '
-                            '"count": 3000, "rate": 0, "payload_bytes": '
+                            '"count": 1500, "rate": 0, "payload_bytes": '
                             '512}}\n' % rnd).encode())
-            wins = race(peers, 0)
+            # A taker waits for every live member's answer, and on a box
+            # shared with other work the answers wait behind the bulk.
+            wins = race(peers, 0, wait_s=150.0)
             for c in load:
                 rep = c.read_reply()
                 assert rep["ok"], rep
@@ -139,7 +141,7 @@ def test_take_same_instant_on_a_loaded_link():
                 for p in peers:
                     wait_until(lambda: read_on(p, "t#v1"), 10, "the task")
         total = sum(p.call("takes")["total"] for p in peers)
-        assert total <= 3, total
+        assert total <= 2, total
 
 
 def test_take_then_complete_and_reappear():

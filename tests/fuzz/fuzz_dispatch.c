@@ -1,18 +1,22 @@
 /*
  * fuzz_dispatch.c: libFuzzer target for what a peer does with a frame body
  * once the handshake is over and the receiver checks have passed:
- * gossip_recv (PING, PING_REQ, ACK, GROUP_AD, RUMOR, DIGEST, PULL_RESP) and,
- * under RUMOR and PULL_RESP, replica_apply_record on each record.
+ * gossip_recv (PING, PING_REQ, ACK, GROUP_AD, RUMOR, DIGEST, PULL_RESP,
+ * CLAIM_ACK) and, under RUMOR and PULL_RESP, replica_apply_record on each
+ * record.
  *
  * The first input byte chooses what the rest is and the sender's standing:
  *   bits 0-2  0 PING, 1 PING_REQ, 2 ACK, 3 GROUP_AD, 4 RUMOR, 5 DIGEST,
  *             6 PULL_RESP: the rest is that kind's body for gossip_recv;
  *             7: the rest is records, replica_apply_record until one fails
  *   bit 3     we asked the sender for deltas (a PULL_RESP's records count)
- *   bit 4     the sender's key is known (claims it holds are verified)
+ *   bit 4     the sender's key is known (claims carry their own key)
  *   bit 5     the sender was heard just now (PING_REQ for it is vouched for)
  *   bit 6     the replica starts with the records of the seed generator
  *             (so merges into existing records are reached)
+ *   bit 7     the rest is a CLAIM_ACK body instead (bits 0-2 unused), with
+ *             take-mode quorum and, with bit 6, a take of ours in flight on
+ *             the first task (its claim waits for votes the ack may give)
  * The body is handed over as is, without the canonical check frame_open
  * would have made: a reader must refuse what it does not expect anyway.
  * A body may be refused (-1) but nothing may crash, leak or grow without
@@ -49,6 +53,7 @@
 #include "replica.h"
 #include "space.h"
 #include "stats.h"
+#include "template.h"
 #include "trace.h"
 
 #include "fuzz_daemon.h"
@@ -61,6 +66,7 @@
 #define F_HAVE_PUB	0x10
 #define F_HEARD		0x20
 #define F_PRELOAD	0x40
+#define F_CLAIM_ACK	0x80
 
 int	LLVMFuzzerInitialize(int *argc, char ***argv);
 int	LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -71,6 +77,7 @@ static struct identity	 remote;		/* the sender */
 static struct dcbor_buf	 preload;		/* concatenated records */
 static size_t		 npreload;
 static int		 fz_echo;
+static uint8_t		 claimed_id[ENTRY_ID_LEN];	/* the first task */
 
 static const uint32_t	 mode_kind[7] = { FRAME_PING, FRAME_PING_REQ,
     FRAME_ACK, FRAME_GROUP_AD, FRAME_RUMOR, FRAME_DIGEST, FRAME_PULL_RESP };
@@ -211,6 +218,7 @@ gen_records(struct dcbor_buf *out, uint64_t digest[GOSSIP_BUCKETS])
 	e[3] = gen_entry("task#v1", 3, NULL, 0, false);
 	e[4] = gen_entry("task#v1", 4, NULL, 0, false);
 	e[5] = gen_entry("task#v1", 5, NULL, 0, false);
+	memcpy(claimed_id, e[0]->id, ENTRY_ID_LEN);
 	for (size_t i = 0; i < 6; i++) {
 		memcpy(id[i], e[i]->id, ENTRY_ID_LEN);
 		if (space_write(sp, e[i], SEED_PHYS) != SPACE_OK)
@@ -331,6 +339,16 @@ gen_seeds(const char *dir)
 	gen_pull(&b, &recs, n, false, true);
 	fuzz_seed_write(dir, "pull_final", 6 | F_ASKED | F_HAVE_PUB, &b);
 
+	dcbor_buf_reset(&b);
+	dcbor_put_map(&b, 3);
+	put_key(&b, "ok");
+	dcbor_put_bool(&b, true);
+	put_key(&b, "entry");
+	dcbor_put_bytes(&b, claimed_id, ENTRY_ID_LEN);
+	put_key(&b, "epoch");
+	dcbor_put_uint(&b, 1);
+	fuzz_seed_write(dir, "claim_ack", F_CLAIM_ACK | F_PRELOAD, &b);
+
 	fuzz_seed_write(dir, "records", MODE_RECORDS | F_HAVE_PUB, &recs);
 	fuzz_seed_write(dir, "records_preloaded", MODE_RECORDS | F_HAVE_PUB |
 	    F_PRELOAD, &recs);
@@ -339,6 +357,14 @@ gen_seeds(const char *dir)
 }
 
 /* ---- the target ---------------------------------------------------------- */
+
+static void
+fz_take_done(void *arg, const struct space_rec *won, uint32_t attempts)
+{
+	(void)arg;
+	(void)won;
+	(void)attempts;
+}
 
 int
 LLVMFuzzerInitialize(int *argc, char ***argv)
@@ -406,7 +432,16 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	data++;
 	size--;
 
-	if (mode == MODE_RECORDS) {
+	if (data[-1] & F_CLAIM_ACK) {
+		pd->conf.take_mode = TAKE_QUORUM;
+		if (data[-1] & F_PRELOAD)
+			replica_take(template_new("task#v1"), 0, fz_take_done,
+			    NULL);
+		rc = gossip_recv(from, FRAME_CLAIM_ACK, data, size);
+		pd->conf.take_mode = TAKE_LEASE;
+		if (rc != 0 && rc != -1)
+			abort();
+	} else if (mode == MODE_RECORDS) {
 		dcbor_rd_init(&rd, data, size);
 		while (dcbor_left(&rd) > 0) {
 			rc = replica_apply_record(from, &rd);
