@@ -16,7 +16,6 @@
 #include <event2/event.h>
 
 #include "clock.h"
-#include "control.h"
 #include "crdt.h"
 #include "dcbor.h"
 #include "entry.h"
@@ -61,18 +60,13 @@ struct take_won {
 	uint64_t	wall_ms;
 };
 
-struct notify_sub {
-	struct ctl_client	*client;
-	struct template		*t;
-	unsigned		 mask;
-	uint64_t		 expires_ms;	/* monotonic; 0 never */
-};
-
 static struct space		*sp;
 static TAILQ_HEAD(, take_op)	 takes = TAILQ_HEAD_INITIALIZER(takes);
 static struct take_won		*won;
 static size_t			 nwon, wonsz;
 static struct dcbor_buf		 recbuf;
+static replica_event_cb		 observer;
+static void			*observer_arg;
 
 static void	take_try(struct take_op *);
 
@@ -82,48 +76,12 @@ now_ms(void)
 	return hlc_wall_ms();
 }
 
-/* ---- events: latency and notify ---------------------------------------- */
-
-static const char *const replica_event_names[] = { "WRITTEN", "TAKEN",
-    "COMPLETED", "EXPIRED", "REAPPEARED" };
-
-/* REFERENCE.md's upper-case event names. */
-static const char *
-replica_event_name(enum space_event ev)
-{
-	return (unsigned)ev <= SPACE_EV_REAPPEARED ? replica_event_names[ev] :
-	    "UNKNOWN";
-}
-
-struct notify_arg {
-	enum space_event	 ev;
-	const struct space_rec	*r;
-};
-
-static void
-notify_one(struct ctl_client *c, void *subp, void *argp)
-{
-	struct notify_sub *sub = subp;
-	struct notify_arg *a = argp;
-	const struct entry *e = space_rec_entry(a->r);
-
-	if (!(sub->mask & REPLICA_EV_BIT(a->ev)))
-		return;
-	if (sub->expires_ms != 0 && clock_mono_ms() >= sub->expires_ms)
-		return;
-	if (sub->t != NULL && !template_match(sub->t, e))
-		return;
-	pd_count(notify_sent);
-	ctl_event(c, json_pack("{s:s, s:s, s:o}", "event", "notify",
-	    "kind", replica_event_name(a->ev), "entry",
-	    replica_entry_json(a->r)));
-}
+/* ---- events: latency, and the observer ------------------------------- */
 
 static void
 replica_event(void *arg, enum space_event ev, const struct space_rec *r)
 {
 	const struct entry *e = space_rec_entry(r);
-	struct notify_arg na = { ev, r };
 
 	(void)arg;
 	if (ev == SPACE_EV_WRITTEN &&
@@ -135,7 +93,15 @@ replica_event(void *arg, enum space_event ev, const struct space_rec *r)
 	}
 	if (ev == SPACE_EV_EXPIRED)
 		pd_count(entries_expired);
-	ctl_foreach_sub(notify_one, &na);
+	if (observer != NULL)
+		observer(observer_arg, ev, r);
+}
+
+void
+replica_on_event(replica_event_cb cb, void *arg)
+{
+	observer = cb;
+	observer_arg = arg;
 }
 
 /* ---- JSON forms -------------------------------------------------------- */
@@ -1039,87 +1005,18 @@ replica_takes_json(size_t since)
 	return json_pack("{s:I, s:o}", "total", (json_int_t)nwon, "takes", arr);
 }
 
-/* ---- complete, notify -------------------------------------------------- */
+/* ---- complete ---------------------------------------------------------- */
 
 int
-replica_complete(const char *idhex, json_t **result, int *code, char *err,
-    size_t errlen)
+replica_complete(const uint8_t id[ENTRY_ID_LEN])
 {
-	uint8_t id[ENTRY_ID_LEN];
-	int rc;
+	int rc = space_complete(sp, id, now_ms());
 
-	if (hex_decode(idhex, id, sizeof(id)) == -1) {
-		*code = CTL_BAD_ARGS;
-		snprintf(err, errlen, "complete: \"id\" must be %d hex digits",
-		    2 * ENTRY_ID_LEN);
-		return -1;
-	}
-	rc = space_complete(sp, id, now_ms());
-	if (rc == SPACE_ENOENT) {
-		*code = CTL_NOT_FOUND;
-		snprintf(err, errlen, "complete: no entry %s", idhex);
-		return -1;
-	}
-	if (rc != SPACE_OK && rc != SPACE_EALREADY) {
-		*code = CTL_INTERNAL;
-		snprintf(err, errlen, "complete: %s", space_strerror(rc));
-		return -1;
-	}
 	if (rc == SPACE_OK) {
 		pd_count(completes);
 		spread_urgent(id);
 	}
-	*result = json_pack("{s:b}", "already", rc == SPACE_EALREADY);
-	return 0;
-}
-
-static void
-notify_sub_free(void *p)
-{
-	struct notify_sub *sub = p;
-
-	template_free(sub->t);
-	free(sub);
-}
-
-void
-replica_notify(struct ctl_client *c, struct template *t, unsigned mask,
-    uint64_t lease_ms)
-{
-	struct notify_sub *sub = xcalloc(1, sizeof(*sub));
-
-	sub->client = c;
-	sub->t = t;
-	sub->mask = mask;
-	sub->expires_ms = lease_ms ? clock_mono_ms() + lease_ms : 0;
-	ctl_subscribe(c, sub, notify_sub_free);
-}
-
-int
-replica_event_mask(json_t *arr, unsigned *mask)
-{
-	size_t i;
-	json_t *v;
-
-	*mask = 0;
-	if (arr == NULL) {
-		*mask = 0x1f;
-		return 0;
-	}
-	json_array_foreach(arr, i, v) {
-		int ev;
-
-		if (!json_is_string(v))
-			return -1;
-		for (ev = SPACE_EV_WRITTEN; ev <= SPACE_EV_REAPPEARED; ev++)
-			if (strcasecmp(json_string_value(v),
-			    replica_event_name((enum space_event)ev)) == 0)
-				break;
-		if (ev > SPACE_EV_REAPPEARED)
-			return -1;
-		*mask |= REPLICA_EV_BIT(ev);
-	}
-	return 0;
+	return rc;
 }
 
 /* ---- dump, lifecycle --------------------------------------------------- */
@@ -1222,4 +1119,6 @@ replica_free(void)
 	won = NULL;
 	nwon = wonsz = 0;
 	dcbor_buf_free(&recbuf);
+	observer = NULL;
+	observer_arg = NULL;
 }
