@@ -138,8 +138,9 @@ def test_take_same_instant_on_a_loaded_link():
             assert len(wins) <= 1, (rnd, wins)
             if wins:
                 peers[0].call("write", type="t#v1", fields={"k": rnd + 1})
+                # The peers are still verifying each other's bulk.
                 for p in peers:
-                    wait_until(lambda: read_on(p, "t#v1"), 10, "the task")
+                    wait_until(lambda: read_on(p, "t#v1"), 90, "the task")
         total = sum(p.call("takes")["total"] for p in peers)
         assert total <= 2, total
 

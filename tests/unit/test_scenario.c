@@ -147,6 +147,8 @@ START_TEST(test_golden_churn) { golden("churn"); }
 END_TEST
 START_TEST(test_golden_swarm) { golden("swarm"); }
 END_TEST
+START_TEST(test_golden_partition_takes) { golden("partition_takes"); }
+END_TEST
 
 START_TEST(test_set_overrides)
 {
@@ -359,7 +361,7 @@ START_TEST(test_err_unknown_key)
 	    "tick-ms, silence-ms, ping-timeout-ms, fanout, hops, max-age-s, "
 	    "max-future-s, rate-burst, rate, strikes, quarantine-s, "
 	    "max-links, max-clients, max-frame, max-line, max-entries, "
-	    "trace-events, log-level, test-hooks, direct-io");
+	    "trace-events, log-level, take-mode, test-hooks, direct-io");
 }
 END_TEST
 
@@ -739,6 +741,7 @@ scenario_suite(void)
 	tcase_add_test(tc, test_golden_gossip);
 	tcase_add_test(tc, test_golden_churn);
 	tcase_add_test(tc, test_golden_swarm);
+	tcase_add_test(tc, test_golden_partition_takes);
 	tcase_add_test(tc, test_set_overrides);
 	tcase_add_test(tc, test_substitution_types);
 	tcase_add_test(tc, test_actions_defaults);
