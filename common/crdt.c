@@ -412,12 +412,17 @@ claim_put(struct dcbor_buf *b, const struct crdt_claim *c,
 {
 	size_t start = b->len;
 
-	dcbor_put_map(b, 6);
+	dcbor_put_map(b, with_sig ? 8 : 6);
 	dcbor_put_cstr(b, "bid");
 	dcbor_put_uint(b, c->bid);
 	if (with_sig) {
+		/* The key is bound to holder by its hash, not by the signature. */
+		dcbor_put_cstr(b, "key");
+		dcbor_put_bytes(b, c->key, sizeof(c->key));
 		dcbor_put_cstr(b, "sig");
 		dcbor_put_bytes(b, c->sig, sizeof(c->sig));
+		dcbor_put_cstr(b, "mono");
+		dcbor_put_uint(b, c->mono_us);
 	} else {
 		dcbor_put_cstr(b, "entry");
 		dcbor_put_bytes(b, id, ENTRY_ID_LEN);
@@ -454,14 +459,18 @@ crdt_claim_decode(struct dcbor_rd *rd, struct crdt_claim *c)
 	memset(c, 0, sizeof(*c));
 	if (dcbor_get_map(rd, &n) == -1)
 		return -1;
-	if (n != 6) {
+	if (n != 8) {
 		rd->err = DCBOR_ETYPE;
 		return -1;
 	}
 	/* Keys in canonical order, as claim_put writes them. */
 	if (expect_key(rd, "bid") == -1 || dcbor_get_uint(rd, &c->bid) == -1 ||
+	    expect_key(rd, "key") == -1 ||
+	    dcbor_get_fixed(rd, c->key, sizeof(c->key)) == -1 ||
 	    expect_key(rd, "sig") == -1 ||
 	    dcbor_get_fixed(rd, c->sig, sizeof(c->sig)) == -1 ||
+	    expect_key(rd, "mono") == -1 ||
+	    dcbor_get_uint(rd, &c->mono_us) == -1 ||
 	    expect_key(rd, "epoch") == -1 ||
 	    dcbor_get_uint(rd, &c->epoch) == -1 ||
 	    expect_key(rd, "stamp") == -1 || hlc_parse(rd, &c->stamp) == -1 ||

@@ -29,9 +29,15 @@
  *   state  = { "add": [* node, counter], "rem": [* node, counter],
  *              "done": bool, "lease": [stamp, expires_ms] }
  *            (dot lists flattened, strictly increasing by (node, counter))
- *   claim  = { "bid", "sig": bstr(64), "epoch", "stamp", "expiry",
- *              "holder": bstr(32) }
- *   signed claim = the claim without "sig", plus "entry": bstr(16)
+ *   claim  = { "bid", "key": bstr(32), "sig": bstr(64), "mono", "epoch",
+ *              "stamp", "expiry", "holder": bstr(32) }
+ *   signed claim = the claim without "key", "sig" and "mono", plus
+ *              "entry": bstr(16)
+ * mono is the holder's CLOCK_MONOTONIC in us when it claimed: metadata for
+ * latency measured on one host, like an entry's; it takes no part in the
+ * merge.
+ * A claim carries its holder's public key (holder = SHA-256(key)) so that
+ * any peer can verify it, whether or not it has met the holder.
  *   record = { "id": bstr(16), "st": state, "claim": claim (if any) }
  *   map    = [* record]
  */
@@ -92,6 +98,8 @@ struct crdt_claim {
 	uint64_t		bid;
 	struct hlc_stamp	stamp;
 	uint8_t			holder[IDENTITY_ID_LEN];
+	uint8_t			key[IDENTITY_PUB_LEN];	/* holder's */
+	uint64_t		mono_us;	/* not signed, not merged */
 	uint64_t		expiry_ms;
 	uint8_t			sig[IDENTITY_SIG_LEN];
 };

@@ -19,6 +19,7 @@ const size_t knob_count = sizeof(knob_table) / sizeof(knob_table[0]);
 
 const char *const knob_levels[] = { "error", "warn", "info", "debug", NULL };
 const char *const knob_methods[] = { "digest", "negentropy", "riblt", NULL };
+const char *const knob_take_modes[] = { "lease", "quorum", NULL };
 
 const char *const *
 knob_words(const struct knob *k)
@@ -26,6 +27,7 @@ knob_words(const struct knob *k)
 	switch (k->type) {
 	case KNOB_LEVEL:	return knob_levels;
 	case KNOB_METHOD:	return knob_methods;
+	case KNOB_TAKEMODE:	return knob_take_modes;
 	default:		return NULL;
 	}
 }

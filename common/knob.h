@@ -11,6 +11,8 @@
  *           FIELD; a scenario gives the name)
  *   METHOD  an anti-entropy method, an index MIN..MAX into knob_methods[]
  *           (uint32_t FIELD, enum recon_method; a scenario gives the name)
+ *   TAKEMODE a take mode, an index into knob_take_modes[] (uint32_t FIELD,
+ *           TAKE_LEASE or TAKE_QUORUM)
  * A word type is one enum value, one word list and one KNOB_WORDS_ line in
  * knob.c; knob_words() gives a row's list.
  * DEFAULT is the value peerd starts with.  From this list come peerd's
@@ -88,9 +90,12 @@
 	X("direct-io", direct_io, SWITCH, 0, 1, 0, \
 	    "write fetched pieces with O_DIRECT, serve the last 8 MiB from memory") \
 	X("reconcile", reconcile, METHOD, 0, 2, 2, \
-	    "anti-entropy method: digest, negentropy or riblt")
+	    "anti-entropy method: digest, negentropy or riblt") \
+	X("take-mode", take_mode, TAKEMODE, 0, 1, 0, \
+	    "how a take wins: lease (the settle race) or quorum (a majority acked)")
 
-enum knob_type { KNOB_U32, KNOB_SWITCH, KNOB_LEVEL, KNOB_METHOD };
+enum knob_type { KNOB_U32, KNOB_SWITCH, KNOB_LEVEL, KNOB_METHOD,
+    KNOB_TAKEMODE };
 
 struct knob {
 	const char	*name;
@@ -106,6 +111,8 @@ extern const size_t		 knob_count;
 extern const char *const	 knob_levels[];
 /* "digest", "negentropy", "riblt", NULL: the METHOD values (recon.h order). */
 extern const char *const	 knob_methods[];
+/* "lease", "quorum", NULL: the TAKEMODE values (TAKE_LEASE, TAKE_QUORUM). */
+extern const char *const	 knob_take_modes[];
 
 /* The row named name (without "--"), or NULL. */
 const struct knob	*knob_find(const char *name);

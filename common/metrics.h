@@ -46,6 +46,11 @@ struct rusage;
 	X(takes_won,		"takes.won")				\
 	X(takes_lost,		"takes.lost")				\
 	X(takes_retried,	"takes.retried")			\
+	X(takes_untrusted,	"takes.untrusted")			\
+	X(takes_no_quorum,	"takes.no_quorum")			\
+	X(claim_acks_sent,	"claims.acks_sent")			\
+	X(claim_acks_received,	"claims.acks_received")			\
+	X(claim_acks_refused,	"claims.acks_refused")			\
 	X(sig_failures,		"frames.signature_failures")		\
 	X(links_up,		"links.up")				\
 	X(links_down,		"links.down")				\
@@ -61,7 +66,6 @@ struct rusage;
 	X(records_refused,	"records.refused")			\
 	X(entries_bad_signature, "records.entry_bad_signature")		\
 	X(claims_rejected,	"records.claims_rejected")		\
-	X(claims_unverified,	"records.claims_unverified")		\
 	X(bad_body,		"frames.bad_body")			\
 	X(unhandled_kind,	"frames.unhandled_kind")		\
 	X(truncated,		"frames.truncated")			\
@@ -213,6 +217,7 @@ struct metrics {
 #define METRICS_HISTS(X)						\
 	X(write_to_visible,	"write_to_visible")			\
 	X(write_to_take,	"write_to_take")			\
+	X(claim_to_visible,	"claim_to_visible")			\
 	X(control_rtt,		"control_rtt")
 
 struct metrics_hists {

@@ -564,6 +564,7 @@ act_take(struct run *r, json_t *step, uint64_t deadline)
 		history_loads(r, NULL, false);
 	r->take_target = count > 0 ? (uint64_t)count :
 	    json_object_size(r->writes);
+	run_take_cpu_mark(r);
 	r->take_start_ms = clock_mono_ms();
 	r->take_end_ms = 0;
 	if (start_loads(r, ps, np, step, "take", take_keys) == -1)

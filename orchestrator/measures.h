@@ -37,7 +37,7 @@ enum measure_better { MEASURE_NONE = 0, MEASURE_LOWER = -1, MEASURE_HIGHER = 1 }
 	X("control.rtt", 1, "us", MEASURE_LOWER,			\
 	    "a control request inside a peer, line read to reply queued") \
 	X("history.writes", 0, "count", MEASURE_NONE,			\
-	    "writes acknowledged by the in-peer write loads")		\
+	    "writes acknowledged by the in-peer write loads, waited for or not")		\
 	X("history.takes", 0, "count", MEASURE_NONE,			\
 	    "distinct ids taken")					\
 	X("history.duplicates", 0, "count", MEASURE_LOWER,		\
@@ -46,6 +46,18 @@ enum measure_better { MEASURE_NONE = 0, MEASURE_LOWER = -1, MEASURE_HIGHER = 1 }
 	    "written ids nobody took")					\
 	X("history.lost", 0, "count", MEASURE_LOWER,			\
 	    "acknowledged writes neither held by a live peer nor taken") \
+	X("take.claim_to_visible", 1, "us", MEASURE_LOWER,		\
+	    "a claim's monotonic stamp to each other peer holding it") \
+	X("take.retries", 0, "count", MEASURE_LOWER,			\
+	    "take retry rounds, summed over the fleet")		\
+	X("take.cpu_ms_per_take", 0, "ms", MEASURE_LOWER,		\
+	    "fleet CPU from the take step's start to the end of the run, per take") \
+	X("take.cpu_floor_ms_per_take", 0, "ms", MEASURE_NONE,		\
+	    "one claim sign plus one verify per other peer, timed on this host") \
+	X("take.cpu_over_floor", 0, "ratio", MEASURE_LOWER,		\
+	    "take.cpu_ms_per_take / take.cpu_floor_ms_per_take")	\
+	X("take.no_quorum", 0, "count", MEASURE_NONE,			\
+	    "takes that ended without a majority (quorum mode: the minority side)") \
 	X("fleet.frames_out", 0, "count", MEASURE_LOWER,		\
 	    "frames sent, summed over the live peers at the end")	\
 	X("fleet.bytes_out", 0, "bytes", MEASURE_LOWER,			\

@@ -31,6 +31,7 @@
 #include "engine.h"
 #include "fleet.h"
 #include "hist.h"
+#include "identity.h"
 #include "log.h"
 #include "metrics.h"
 #include "xmalloc.h"
@@ -524,6 +525,119 @@ gather(struct run *r)
 	}
 }
 
+/* The fleet's CPU seconds now (take.cpu_s_per_take counts from here). */
+void
+run_take_cpu_mark(struct run *r)
+{
+	char err[256];
+
+	r->take_cpu0 = 0;
+	r->take_cpu0_ok = true;
+	for (int i = 0; i < r->fleet.npeers; i++) {
+		json_t *m = NULL;
+
+		if (fleet_live(r->fleet.peers[i]))
+			m = run_call(r, r->fleet.peers[i], "metrics", NULL,
+			    CALL_MS, err, sizeof(err));
+		if (m == NULL) {
+			r->take_cpu0_ok = false;
+			continue;
+		}
+		r->take_cpu0 += json_number_value(json_object_get(
+		    json_object_get(m, "process"), "cpu_s"));
+		json_decref(m);
+	}
+}
+
+/*
+ * CPU seconds of one Ed25519 sign and one verify on this host now, as the
+ * mean of n each: the floor of a take's cost is measured, not assumed.
+ */
+static int
+take_crypto_cost(double *sign_s, double *verify_s)
+{
+	struct identity id;
+	uint8_t msg[128], sig[IDENTITY_SIG_LEN];
+	const int n = 200;
+	struct timespec a, b;
+
+	memset(msg, 0x5c, sizeof(msg));
+	if (identity_generate(&id) == -1)
+		return -1;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &a);
+	for (int i = 0; i < n; i++)
+		identity_sign(&id, msg, sizeof(msg), sig);
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &b);
+	*sign_s = ((double)(b.tv_sec - a.tv_sec) +
+	    (double)(b.tv_nsec - a.tv_nsec) / 1e9) / n;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &a);
+	for (int i = 0; i < n; i++)
+		if (identity_verify(id.pub, msg, sizeof(msg), sig) == -1)
+			break;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &b);
+	*verify_s = ((double)(b.tv_sec - a.tv_sec) +
+	    (double)(b.tv_nsec - a.tv_nsec) / 1e9) / n;
+	identity_free(&id);
+	return 0;
+}
+
+/*
+ * The take measures, from the metrics.json gather() wrote for each peer:
+ * take.claim_to_visible (a claim's monotonic stamp to each other peer
+ * holding it), take.retries, take.no_quorum, and the fleet's CPU seconds
+ * from the take step's start to the end of the run, per take, beside its
+ * floor (one claim sign plus one verify per other peer).  Runs after
+ * check_history (it needs history.takes).
+ */
+static void
+gather_takes(struct run *r)
+{
+	struct metrics_hists all, one;
+	double cpu = 0, retries = 0, noq = 0, takes, sign_s, verify_s, floor;
+	json_t *m, *c, *tk;
+	char path[700];
+	int have = 0;
+
+	if (!r->had_take_step)
+		return;
+	metrics_hists_init(&all);
+	for (int i = 0; i < r->fleet.npeers; i++) {
+		snprintf(path, sizeof(path), "%s/metrics.json",
+		    r->fleet.peers[i]->dir);
+		if ((m = json_load_file(path, 0, NULL)) == NULL)
+			continue;
+		c = json_object_get(m, "counters");
+		cpu += json_number_value(json_object_get(json_object_get(m,
+		    "process"), "cpu_s"));
+		retries += json_number_value(json_object_get(c,
+		    "takes.retried"));
+		noq += json_number_value(json_object_get(c, "takes.no_quorum"));
+		metrics_hists_init(&one);
+		if (metrics_hists_from_json(&one, json_object_get(m, "latency"))
+		    == 0)
+			metrics_hists_merge(&all, &one);
+		have++;
+		json_decref(m);
+	}
+	if (have == 0)
+		return;
+	hist_measure(r, "take.claim_to_visible", &all.claim_to_visible);
+	run_set_measure(r, "take.retries", retries, "count");
+	run_set_measure(r, "take.no_quorum", noq, "count");
+	tk = json_object_get(json_object_get(r->measures, "history.takes"),
+	    "value");
+	takes = json_number_value(tk);
+	/* Only when every peer reported: a partial sum is no figure. */
+	if (takes <= 0 || have != r->fleet.npeers || !r->take_cpu0_ok ||
+	    take_crypto_cost(&sign_s, &verify_s) == -1)
+		return;
+	cpu -= r->take_cpu0;
+	floor = sign_s + (double)(r->fleet.npeers - 1) * verify_s;
+	run_set_measure(r, "take.cpu_ms_per_take", cpu / takes * 1e3, "ms");
+	run_set_measure(r, "take.cpu_floor_ms_per_take", floor * 1e3, "ms");
+	run_set_measure(r, "take.cpu_over_floor", cpu / takes / floor, "ratio");
+}
+
 static void
 run_checks(struct run *r)
 {
@@ -800,6 +914,7 @@ run_scenario(struct run *r, json_t *scn, const struct run_opts *opts)
 	gather(r);
 	content_gather(r);
 	history_check(r);
+	gather_takes(r);
 	if (r->hang && !r->hang_done)
 		watch_capture(r);
 	run_checks(r);

@@ -67,6 +67,8 @@ struct run {
 	double		 tree_degree;	/* push.tree_degree summed at the end */
 	bool		 had_take_step;
 	uint64_t	 take_start_ms, take_end_ms, take_target;
+	double		 take_cpu0;	/* fleet CPU s when the takes began */
+	bool		 take_cpu0_ok;	/* every peer answered then */
 	enum run_status	 status;
 	char		 error[512];
 	int		 step;		/* index of the running step */

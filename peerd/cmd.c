@@ -5,11 +5,15 @@
  */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "cmd.h"
 #include "control.h"
+#include "hex.h"
 #include "fault.h"
 #include "gossip.h"
 #include "link.h"
@@ -21,10 +25,12 @@
 #include "peerd.h"
 #include "recon.h"
 #include "replica.h"
+#include "space.h"
 #include "swarm.h"
 #include "template.h"
 #include "trace.h"
 #include "view.h"
+#include "xmalloc.h"
 
 static void	cmd_hello(struct ctl_req *, struct ctl_client *, json_t *);
 static void	cmd_trace(struct ctl_req *, struct ctl_client *, json_t *);
@@ -519,27 +525,124 @@ cmd_take(struct ctl_req *req, struct ctl_client *c, json_t *args)
 static void
 cmd_complete(struct ctl_req *req, struct ctl_client *c, json_t *args)
 {
-	json_t *res = NULL;
-	char err[256];
-	int code;
+	const char *idhex = cmd_str(args, "id", "");
+	uint8_t id[ENTRY_ID_LEN];
+	int rc;
 
 	(void)c;
-	if (replica_complete(cmd_str(args, "id", ""), &res, &code, err,
-	    sizeof(err)) == -1) {
-		ctl_fail(req, (enum ctl_err)code, "%s", err);
+	if (hex_decode(idhex, id, sizeof(id)) == -1) {
+		ctl_fail(req, CTL_BAD_ARGS, "complete: \"id\" must be %d hex "
+		    "digits", 2 * ENTRY_ID_LEN);
 		return;
 	}
-	ctl_ok(req, res);
+	rc = replica_complete(id);
+	if (rc == SPACE_ENOENT)
+		ctl_fail(req, CTL_NOT_FOUND, "complete: no entry %s", idhex);
+	else if (rc != SPACE_OK && rc != SPACE_EALREADY)
+		ctl_fail(req, CTL_INTERNAL, "complete: %s", space_strerror(rc));
+	else
+		ctl_ok(req, json_pack("{s:b}", "already", rc == SPACE_EALREADY));
+}
+
+/* ---- notify: subscriptions to the replica's events ---------------------- */
+
+struct notify_sub {
+	struct template	*t;
+	unsigned	 mask;		/* NOTIFY_BIT(space_event) */
+	uint64_t	 expires_ms;	/* monotonic; 0 never */
+};
+
+#define NOTIFY_BIT(ev)	(1u << (ev))
+
+static const char *const notify_names[] = { "WRITTEN", "TAKEN",
+    "COMPLETED", "EXPIRED", "REAPPEARED" };
+
+/* REFERENCE.md's upper-case event names. */
+static const char *
+notify_name(enum space_event ev)
+{
+	return (unsigned)ev <= SPACE_EV_REAPPEARED ? notify_names[ev] :
+	    "UNKNOWN";
+}
+
+/* Parse ["WRITTEN", ...] (or none: all) into a mask; -1 for a bad name. */
+static int
+notify_mask(json_t *arr, unsigned *mask)
+{
+	size_t i;
+	json_t *v;
+
+	*mask = 0;
+	if (arr == NULL) {
+		*mask = 0x1f;
+		return 0;
+	}
+	json_array_foreach(arr, i, v) {
+		int ev;
+
+		if (!json_is_string(v))
+			return -1;
+		for (ev = SPACE_EV_WRITTEN; ev <= SPACE_EV_REAPPEARED; ev++)
+			if (strcasecmp(json_string_value(v),
+			    notify_name((enum space_event)ev)) == 0)
+				break;
+		if (ev > SPACE_EV_REAPPEARED)
+			return -1;
+		*mask |= NOTIFY_BIT(ev);
+	}
+	return 0;
+}
+
+struct notify_arg {
+	enum space_event	 ev;
+	const struct space_rec	*r;
+};
+
+static void
+notify_one(struct ctl_client *c, void *subp, void *argp)
+{
+	struct notify_sub *sub = subp;
+	struct notify_arg *a = argp;
+
+	if (!(sub->mask & NOTIFY_BIT(a->ev)))
+		return;
+	if (sub->expires_ms != 0 && clock_mono_ms() >= sub->expires_ms)
+		return;
+	if (sub->t != NULL && !template_match(sub->t, space_rec_entry(a->r)))
+		return;
+	pd_count(notify_sent);
+	ctl_event(c, json_pack("{s:s, s:s, s:o}", "event", "notify",
+	    "kind", notify_name(a->ev), "entry", replica_entry_json(a->r)));
+}
+
+/* The replica's observer: each event to every subscribed client. */
+static void
+notify_event(void *arg, enum space_event ev, const struct space_rec *r)
+{
+	struct notify_arg na = { ev, r };
+
+	(void)arg;
+	ctl_foreach_sub(notify_one, &na);
+}
+
+static void
+notify_sub_free(void *p)
+{
+	struct notify_sub *sub = p;
+
+	template_free(sub->t);
+	free(sub);
 }
 
 static void
 cmd_notify(struct ctl_req *req, struct ctl_client *c, json_t *args)
 {
 	struct template *t = NULL;
+	struct notify_sub *sub;
 	unsigned mask;
 	json_int_t lease = cmd_int(args, "lease_ms", 0);
 
-	if (replica_event_mask(json_object_get(args, "events"), &mask) == -1) {
+	if (notify_mask(json_object_get(args, "events"), &mask) == -1) {
 		ctl_fail(req, CTL_BAD_ARGS, "notify: \"events\" lists "
 		    "WRITTEN, TAKEN, COMPLETED, EXPIRED, REAPPEARED");
 		return;
@@ -555,7 +658,12 @@ cmd_notify(struct ctl_req *req, struct ctl_client *c, json_t *args)
 		ctl_fail(req, CTL_BAD_ARGS, "notify: \"where\" needs \"type\"");
 		return;
 	}
-	replica_notify(c, t, mask, (uint64_t)lease);
+	sub = xcalloc(1, sizeof(*sub));
+	sub->t = t;
+	sub->mask = mask;
+	sub->expires_ms = lease ? clock_mono_ms() + (uint64_t)lease : 0;
+	ctl_subscribe(c, sub, notify_sub_free);
+	replica_on_event(notify_event, NULL);
 	ctl_ok(req, json_pack("{s:b}", "subscribed", 1));
 }
 

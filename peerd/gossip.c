@@ -458,28 +458,62 @@ pt_graft_cb(evutil_socket_t fd, short ev, void *arg)
 		pt_arm(graft_ev, next);
 }
 
+/*
+ * One rumor of n records (concatenated in recs) from this peer.  A bulk
+ * rumor goes by Plumtree (eager edges, IHAVE on lazy ones); an urgent one
+ * (a claim or a completion) goes at once, in full, on the urgent lane of
+ * every link of the active view, tree edge or not, so it never waits behind
+ * bulk records or for a GRAFT; its receivers forward it by Plumtree.
+ */
+static void
+rumor_start(const uint8_t *recs, size_t len, size_t n, bool urgent)
+{
+	struct dcbor_buf items, map;
+	uint64_t rid;
+
+	dcbor_buf_init(&items);
+	dcbor_put_array(&items, n);
+	dcbor_put_raw(&items, recs, len);
+	rid = gossip_rid(items.data, items.len);
+	seen_add(rid);
+	cache_add(rid, pd->conf.hops, items.data, items.len);
+	if (!urgent)
+		pt_broadcast(rid, pd->conf.hops, items.data, items.len, NULL);
+	else {
+		dcbor_buf_init(&map);
+		rumor_put(&map, rid, pd->conf.hops, items.data, items.len);
+		for (size_t i = 0; i < member_count(); i++) {
+			struct member *m = member_at(i);
+
+			if (m->link != NULL && link_send_member_urgent(m,
+			    FRAME_RUMOR, map.data, map.len) == 0) {
+				pd_count(rumors_sent);
+				pd_count(push_eager);
+			}
+		}
+		dcbor_buf_free(&map);
+	}
+	pd_count_add(records_batched, n);
+	dcbor_buf_free(&items);
+}
+
 static void
 gossip_flush(evutil_socket_t fd, short ev, void *arg)
 {
-	struct dcbor_buf items;
-	uint64_t rid;
-
 	(void)fd;
 	(void)ev;
 	(void)arg;
 	if (batch_n == 0)
 		return;
-	dcbor_buf_init(&items);
-	dcbor_put_array(&items, batch_n);
-	dcbor_put_raw(&items, batch.data, batch.len);
-	rid = gossip_rid(items.data, items.len);
-	seen_add(rid);
-	cache_add(rid, pd->conf.hops, items.data, items.len);
-	pt_broadcast(rid, pd->conf.hops, items.data, items.len, NULL);
-	pd_count_add(records_batched, batch_n);
-	dcbor_buf_free(&items);
+	rumor_start(batch.data, batch.len, batch_n, false);
 	dcbor_buf_reset(&batch);
 	batch_n = 0;
+}
+
+void
+gossip_send_urgent(const uint8_t *rec, size_t len)
+{
+	rumor_start(rec, len, 1, true);
 }
 
 void
@@ -925,6 +959,8 @@ gossip_recv(struct member *from, uint32_t kind, const uint8_t *body,
 		return recv_graft(from, body, len);
 	case FRAME_PRUNE:
 		return recv_prune(from, body, len);
+	case FRAME_CLAIM_ACK:
+		return replica_recv_ack(from, body, len);
 	case FRAME_RECON_NEG:
 	case FRAME_RECON_SYMS:
 	case FRAME_RECON_ACK:
@@ -1019,6 +1055,7 @@ gossip_init(void)
 	link_register(FRAME_IHAVE, gossip_frame);
 	link_register(FRAME_GRAFT, gossip_frame);
 	link_register(FRAME_PRUNE, gossip_frame);
+	link_register(FRAME_CLAIM_ACK, gossip_frame);
 	link_observe(gossip_link);
 	link_register(FRAME_RECON_NEG, gossip_frame);
 	link_register(FRAME_RECON_SYMS, gossip_frame);

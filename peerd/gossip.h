@@ -47,6 +47,11 @@ void	gossip_queue(const uint8_t *rec, size_t len);
 size_t	gossip_tree_degree(void);
 /* Send m the digest now (recon.c measures a digest round with it). */
 void	gossip_digest(struct member *m);
+/*
+ * Send one encoded record now, as a rumor of its own on the urgent lane of
+ * every link (claims and completions: they never wait behind a batch).
+ */
+void	gossip_send_urgent(const uint8_t *rec, size_t len);
 /* Called every tick: anti-entropy when the period has passed. */
 void	gossip_tick(void);
 

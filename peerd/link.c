@@ -48,6 +48,7 @@
 #define LINK_RX_POOL		8		/* idle frame buffers kept */
 #define LINK_RX_POOL_MAX	((4u << 20) + (64u << 10)) /* a piece's frame */
 #define LINK_OBSERVERS_MAX	8
+#define LINK_BULK_LOWAT		(64u << 10)	/* bulk waits above this */
 
 struct link {
 	TAILQ_ENTRY(link)	 entry;
@@ -73,6 +74,17 @@ struct link {
 	uint64_t		 born_ms;	/* for the handshake timeout */
 	uint64_t		 frames_in, frames_out, bytes_in, bytes_out;
 	uint64_t		 delay_until_us; /* keeps delayed frames ordered */
+	/*
+	 * The send path has two lanes.  Urgent frames go straight into the
+	 * output buffer; bulk frames wait whole in 'bulk' while the output
+	 * holds LINK_BULK_LOWAT bytes or more, so an urgent frame waits
+	 * behind at most that much.  q_added counts the bytes put into the
+	 * output buffer (plus delayed frames still pending), q_left the
+	 * bytes the output buffer has handed to the kernel.
+	 */
+	struct evbuffer		*bulk;
+	struct evbuffer_cb_entry *out_cb;
+	uint64_t		 q_added, q_left, q_delayed;
 	char			 close_why[96];
 };
 
@@ -256,6 +268,9 @@ link_reap(evutil_socket_t fd, short ev, void *arg)
 		if (l->rx_ev != NULL)
 			event_free(l->rx_ev);
 		rx_put(l->rx, l->rx_cap);
+		evbuffer_remove_cb_entry(bufferevent_get_output(l->bev),
+		    l->out_cb);
+		evbuffer_free(l->bulk);
 		bufferevent_free(l->bev);
 		free(l);
 	}
@@ -368,8 +383,11 @@ link_delayed_cb(evutil_socket_t fd, short ev, void *arg)
 		next = TAILQ_NEXT(e, entry);
 		if (e->serial != d->serial)
 			continue;
-		if (l != NULL)
+		if (l != NULL) {
+			l->q_delayed -= e->len;
+			l->q_added += e->len;
 			bufferevent_write(l->bev, e->data, e->len);
+		}
 		delayed_free(e);
 		if (last)
 			break;
@@ -432,12 +450,64 @@ payload_copy(struct dcbor_buf *b, const struct link_payload *pl)
 	return 0;
 }
 
+/*
+ * Move whole bulk frames into the output buffer while it holds less than
+ * LINK_BULK_LOWAT bytes (frames stay whole so that an urgent frame never
+ * lands inside one).
+ */
+static void
+link_bulk_refill(struct link *l)
+{
+	struct evbuffer *out = bufferevent_get_output(l->bev);
+	uint8_t hdr[FRAME_LEN_PREFIX];
+	size_t have, n;
+
+	while ((have = evbuffer_get_length(l->bulk)) > 0 &&
+	    evbuffer_get_length(out) < LINK_BULK_LOWAT) {
+		evbuffer_copyout(l->bulk, hdr, sizeof(hdr));
+		n = FRAME_LEN_PREFIX + ((size_t)hdr[0] << 24 |
+		    (size_t)hdr[1] << 16 | (size_t)hdr[2] << 8 | hdr[3]);
+		if (n > have)
+			n = have;	/* cannot happen: frames are queued whole */
+		if (evbuffer_remove_buffer(l->bulk, out, n) != (int)n) {
+			link_close(l, "out of memory moving bulk frames");
+			return;
+		}
+		l->q_added += n;
+	}
+}
+
+static void
+link_write_cb(struct bufferevent *bev, void *arg)
+{
+	struct link *l = arg;
+
+	(void)bev;
+	if (l->state != LINK_DEAD)
+		link_bulk_refill(l);
+}
+
+static void
+link_out_cb(struct evbuffer *buf, const struct evbuffer_cb_info *info,
+    void *arg)
+{
+	struct link *l = arg;
+
+	(void)buf;
+	l->q_left += info->n_deleted;
+}
+
+/*
+ * Sign and queue one frame on l: an urgent one (and the handshake) straight
+ * into the output buffer, a bulk one behind whatever bulk still waits.
+ */
 static int
 link_send_to(struct link *l, uint32_t kind, const uint8_t *to,
-    const uint8_t *body, size_t body_len, struct link_payload *pl)
+    const uint8_t *body, size_t body_len, struct link_payload *pl,
+    bool urgent)
 {
 	struct evbuffer_file_segment *seg = NULL;
-	struct evbuffer *out;
+	struct evbuffer *out, *wire;
 	struct hlc_stamp st;
 	uint64_t delay_us = 0;
 	size_t plen = pl != NULL ? pl->len : 0, total;
@@ -493,6 +563,7 @@ link_send_to(struct link *l, uint32_t kind, const uint8_t *to,
 		d->serial = l->serial;
 		d->data = xmemdup(sendbuf.data, sendbuf.len);
 		d->len = sendbuf.len;
+		l->q_delayed += d->len;
 		d->ev = evtimer_new(pd->base, link_delayed_cb, d);
 		TAILQ_INSERT_TAIL(&delayed_q, d, entry);
 		tv.tv_sec = (time_t)((at - now) / 1000000u);
@@ -506,7 +577,11 @@ link_send_to(struct link *l, uint32_t kind, const uint8_t *to,
 			    (unsigned long long)l->serial);
 			return -1;
 		}
-		out = bufferevent_get_output(l->bev);
+		wire = bufferevent_get_output(l->bev);
+		out = urgent || kind == FRAME_CHANNEL_HELLO ||
+		    (evbuffer_get_length(l->bulk) == 0 &&
+		    evbuffer_get_length(wire) < LINK_BULK_LOWAT) ? wire :
+		    l->bulk;
 		if (evbuffer_add(out, sendbuf.data, sendbuf.len) == -1 ||
 		    (pl != NULL && (seg != NULL ?
 		    evbuffer_add_file_segment(out, seg, 0,
@@ -521,6 +596,8 @@ link_send_to(struct link *l, uint32_t kind, const uint8_t *to,
 		}
 		if (seg != NULL)
 			evbuffer_file_segment_free(seg);	/* out holds it */
+		if (out == wire)
+			l->q_added += total;
 	}
 	l->frames_out++;
 	l->bytes_out += total;
@@ -535,7 +612,8 @@ link_send(struct link *l, uint32_t kind, const uint8_t *body, size_t body_len)
 {
 	if (l->state != LINK_UP || l->member == NULL)
 		return -1;
-	return link_send_to(l, kind, l->member->id, body, body_len, NULL);
+	return link_send_to(l, kind, l->member->id, body, body_len, NULL,
+	    false);
 }
 
 int
@@ -545,6 +623,48 @@ link_send_member(struct member *m, uint32_t kind, const uint8_t *body,
 	if (m->link == NULL)
 		return -1;
 	return link_send(m->link, kind, body, body_len);
+}
+
+int
+link_send_member_urgent(struct member *m, uint32_t kind, const uint8_t *body,
+    size_t body_len)
+{
+	struct link *l = m->link;
+
+	if (l == NULL || l->state != LINK_UP || l->member == NULL)
+		return -1;
+	return link_send_to(l, kind, m->id, body, body_len, NULL, true);
+}
+
+size_t
+link_mark_all(struct link_mark *out, size_t max)
+{
+	struct link *l;
+	size_t n = 0;
+
+	TAILQ_FOREACH(l, &links, entry) {
+		if (n == max)
+			break;
+		if (l->state != LINK_UP || l->member == NULL ||
+		    l->member->link != l)
+			continue;
+		out[n].serial = l->serial;
+		out[n].at = l->q_added + l->q_delayed;
+		n++;
+	}
+	return n;
+}
+
+bool
+link_mark_left(const struct link_mark *m, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct link *l = link_by_serial(m[i].serial);
+
+		if (l != NULL && l->q_left < m[i].at)
+			return false;
+	}
+	return true;
 }
 
 int
@@ -559,7 +679,7 @@ link_send_member_data(struct member *m, uint32_t kind, const uint8_t *body,
 		return -1;
 	lp = *pl;
 	if (l != NULL && l->state == LINK_UP && lp.len > 0)
-		rc = link_send_to(l, kind, m->id, body, body_len, &lp);
+		rc = link_send_to(l, kind, m->id, body, body_len, &lp, false);
 	if (lp.release != NULL)		/* not lent to an output buffer */
 		lp.release(lp.mem, lp.len, lp.arg);
 	return rc;
@@ -596,7 +716,7 @@ link_send_hello(struct link *l, const uint8_t *echo, size_t echo_len)
 	h.nonce_len = LINK_NONCE_LEN;
 	dcbor_buf_init(&b);
 	link_hello_encode(&b, &h);
-	link_send_to(l, FRAME_CHANNEL_HELLO, NULL, b.data, b.len, NULL);
+	link_send_to(l, FRAME_CHANNEL_HELLO, NULL, b.data, b.len, NULL, true);
 	dcbor_buf_free(&b);
 }
 
@@ -1000,7 +1120,10 @@ link_new(struct bufferevent *bev, bool outbound, const char *remote)
 	snprintf(l->remote, sizeof(l->remote), "%s", remote);
 	RAND_bytes(l->nonce, sizeof(l->nonce));
 	TAILQ_INSERT_TAIL(&links, l, entry);
-	bufferevent_setcb(bev, link_read_cb, NULL, link_event_cb, l);
+	bufferevent_setcb(bev, link_read_cb, link_write_cb, link_event_cb, l);
+	bufferevent_setwatermark(bev, EV_WRITE, LINK_BULK_LOWAT / 2, 0);
+	l->bulk = evbuffer_new();
+	l->out_cb = evbuffer_add_cb(bufferevent_get_output(bev), link_out_cb, l);
 	bufferevent_setwatermark(bev, EV_READ, 0,
 	    (size_t)pd->conf.max_frame + FRAME_LEN_PREFIX + 65536);
 	/* libevent moves 16 KiB a wakeup by default: too little for pieces. */
@@ -1231,7 +1354,8 @@ link_outq(const struct member *m)
 {
 	if (m->link == NULL || m->link->state != LINK_UP)
 		return SIZE_MAX;
-	return evbuffer_get_length(bufferevent_get_output(m->link->bev));
+	return evbuffer_get_length(bufferevent_get_output(m->link->bev)) +
+	    evbuffer_get_length(m->link->bulk);
 }
 
 json_t *

@@ -108,6 +108,21 @@ const char	*link_state_name(enum link_state s);
 int		 link_send_member(struct member *m, uint32_t kind,
 		    const uint8_t *body, size_t body_len);
 /*
+ * The same on the urgent lane: ahead of every bulk frame not yet handed to
+ * the output buffer (claims, completions, their acks).
+ */
+int		 link_send_member_urgent(struct member *m, uint32_t kind,
+		    const uint8_t *body, size_t body_len);
+/* A point in one UP link's send stream: every byte queued so far. */
+struct link_mark {
+	uint64_t	serial;
+	uint64_t	at;
+};
+/* Mark every UP link (at most max); returns how many. */
+size_t		 link_mark_all(struct link_mark *out, size_t max);
+/* True when each marked link still up has handed its bytes to the kernel. */
+bool		 link_mark_left(const struct link_mark *m, size_t n);
+/*
  * A detached payload (frame.h), len >= 1 bytes: at mem, or, with mem NULL,
  * at offset off of the open file fd.  A file range goes from the page
  * cache to the socket (sendfile) and is never read into memory here; the

@@ -207,18 +207,13 @@ worker_done(void *arg, const struct space_rec *won, uint32_t attempts)
 	(void)attempts;
 	w->busy = false;
 	if (won != NULL) {
-		char idhex[2 * ENTRY_ID_LEN + 1];
-		json_t *res = NULL;
-		char err[128];
-		int code;
+		int rc;
 
 		l->taken++;
 		if (l->complete) {
-			hex_encode(space_rec_entry(won)->id, ENTRY_ID_LEN, idhex);
-			if (replica_complete(idhex, &res, &code, err,
-			    sizeof(err)) == 0)
+			rc = replica_complete(space_rec_entry(won)->id);
+			if (rc == SPACE_OK || rc == SPACE_EALREADY)
 				l->completed++;
-			json_decref(res);
 		}
 	} else
 		l->empty++;

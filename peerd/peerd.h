@@ -61,6 +61,13 @@ struct peerd_conf {
 	uint32_t	 batch_ms;	/* rumors to one link: one frame per */
 	uint32_t	 graft_ms;	/* an IHAVE'd id missing: GRAFT after */
 	uint32_t	 reconcile;	/* enum recon_method (recon.h) */
+	/*
+	 * How a take decides it won (docs/protocol.md section 6): lease, the
+	 * settle-window race; quorum, a majority of the membership acked.
+	 */
+	uint32_t	 take_mode;	/* TAKE_LEASE or TAKE_QUORUM */
+#define TAKE_LEASE	0
+#define TAKE_QUORUM	1
 
 	/* receiver checks */
 	uint32_t	 max_age_s;

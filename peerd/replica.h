@@ -1,7 +1,9 @@
 /*
  * replica.h: this peer's replica of the space, composed from common/space
  * and spread by gossip.c.  It owns the verbs the control socket offers
- * (write, read, take with the LEASE_RACE, complete, notify), verifies
+ * (write, read, take with the LEASE_RACE, complete; notify through one
+ * event observer) and answers in C: it never calls the control API, and
+ * peerd/cmd.c turns its results into replies.  It verifies
  * entries once per id and claims on arrival, measures write-to-visible and
  * write-to-take latency from the writer's monotonic stamp, and remembers
  * every take this peer believed it won so a harness can count duplicates.
@@ -15,10 +17,10 @@
 
 #include <jansson.h>
 
+#include "entry.h"
 #include "gossip.h"
+#include "space.h"
 
-struct ctl_req;
-struct ctl_client;
 struct dcbor_buf;
 struct dcbor_rd;
 struct member;
@@ -29,6 +31,8 @@ void	replica_free(void);
 
 /* Apply one wire record from a member. 0, or -1 if it is malformed. */
 int	replica_apply_record(struct member *from, struct dcbor_rd *rd);
+/* A CLAIM_ACK from a member (quorum mode). 0, or -1 if it is malformed. */
+int	replica_recv_ack(struct member *from, const uint8_t *body, size_t len);
 /* The anti-entropy digest. */
 void	replica_digest(uint64_t out[GOSSIP_BUCKETS]);
 /*
@@ -66,12 +70,16 @@ typedef void (*replica_take_cb)(void *arg, const struct space_rec *won,
 /* take (consumes t): done is called once, when won or at the deadline. */
 void	replica_take(struct template *t, uint32_t timeout_ms,
 	    replica_take_cb done, void *arg);
-/* complete: 0, or -1 with err and *code a control error. */
-int	replica_complete(const char *idhex, json_t **result, int *code,
-	    char *err, size_t errlen);
-/* notify: subscribe client c to events for t. */
-void	replica_notify(struct ctl_client *c, struct template *t,
-	    unsigned mask, uint64_t lease_ms);
+/*
+ * complete: SPACE_OK (and spread), SPACE_EALREADY (completed before),
+ * SPACE_ENOENT (no such entry) or another space error.
+ */
+int	replica_complete(const uint8_t id[ENTRY_ID_LEN]);
+/* Every space event (WRITTEN ... REAPPEARED) on a record, to an observer. */
+typedef void (*replica_event_cb)(void *arg, enum space_event ev,
+	    const struct space_rec *r);
+/* Set the one observer (cmd.c's notify); NULL for none. */
+void	replica_on_event(replica_event_cb cb, void *arg);
 /* The takes this peer won, from index 'since'. */
 json_t	*replica_takes_json(size_t since);
 /* Counts and a sample of the store for dump. */
@@ -85,10 +93,5 @@ size_t	replica_visible(void);
 json_t	*replica_entry_json(const void *space_rec);
 /* Cancel every take in flight (shutdown). */
 void	replica_cancel_takes(void);
-
-/* Notify event mask bits, from space_event values. */
-#define REPLICA_EV_BIT(ev)	(1u << (ev))
-/* Parse ["WRITTEN", ...] into a mask; -1 if a name is unknown. */
-int	replica_event_mask(json_t *arr, unsigned *mask);
 
 #endif

@@ -149,6 +149,7 @@ START_TEST(test_golden_swarm) { golden("swarm"); }
 END_TEST
 START_TEST(test_golden_scale) { golden("scale"); }
 START_TEST(test_golden_reconcile) { golden("reconcile"); }
+START_TEST(test_golden_partition_takes) { golden("partition_takes"); }
 END_TEST
 
 START_TEST(test_set_overrides)
@@ -364,7 +365,8 @@ START_TEST(test_err_unknown_key)
 	    "max-future-s, rate-burst, rate, strikes, quarantine-s, "
 	    "max-links, max-preauth, preauth-ms, max-clients, max-frame, "
 	    "max-line, max-entries, "
-	    "trace-events, log-level, test-hooks, direct-io, reconcile");
+	    "trace-events, log-level, test-hooks, direct-io, reconcile, "
+	    "take-mode");
 }
 END_TEST
 
@@ -746,6 +748,7 @@ scenario_suite(void)
 	tcase_add_test(tc, test_golden_swarm);
 	tcase_add_test(tc, test_golden_scale);
 	tcase_add_test(tc, test_golden_reconcile);
+	tcase_add_test(tc, test_golden_partition_takes);
 	tcase_add_test(tc, test_set_overrides);
 	tcase_add_test(tc, test_substitution_types);
 	tcase_add_test(tc, test_actions_defaults);

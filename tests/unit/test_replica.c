@@ -1,0 +1,234 @@
+/*
+ * test_replica.c: remote records through replica_apply_record, with a
+ * daemon state but no sockets.  A claim whose signature cannot be
+ * verified must never change what read, take or the history see, whether
+ * or not this peer has met its holder; a claim that verifies hides the
+ * entry (the control that shows the test can fail).
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <check.h>
+#include <event2/event.h>
+
+#include "clock.h"
+#include "crdt.h"
+#include "dcbor.h"
+#include "entry.h"
+#include "hlc.h"
+#include "identity.h"
+#include "log.h"
+#include "member.h"
+#include "peerd.h"
+#include "replica.h"
+#include "space.h"
+#include "stats.h"
+#include "trace.h"
+
+/* What peerd/main.c defines for the other modules. */
+struct peerd		*pd;
+static struct peerd	 td;
+
+void
+peerd_shutdown(const char *why)
+{
+	(void)why;
+	pd->stopping = true;
+}
+
+uint64_t
+peerd_uptime_us(void)
+{
+	return clock_mono_us() - pd->start_us;
+}
+
+static struct member	*from;
+static struct identity	 writer, holder;
+
+static void
+setup(void)
+{
+	uint8_t seed[IDENTITY_SEED_LEN], id[IDENTITY_ID_LEN];
+
+	pd = &td;
+	memset(pd, 0, sizeof(*pd));
+	conf_defaults(&pd->conf);
+	pd->conf.name = "t";
+	pd->conf.max_entries = 100;
+	log_init("test_replica", LOG_LVL_ERROR, NULL);
+	memset(seed, 7, sizeof(seed));
+	ck_assert_int_eq(identity_from_seed(&pd->ident, seed), 0);
+	memset(seed, 8, sizeof(seed));
+	ck_assert_int_eq(identity_from_seed(&writer, seed), 0);
+	memset(seed, 9, sizeof(seed));
+	ck_assert_int_eq(identity_from_seed(&holder, seed), 0);
+	pd->base = event_base_new();
+	ck_assert_ptr_nonnull(pd->base);
+	trace_init(64);
+	hlc_init(&pd->hlc, pd->ident.node);
+	stats_init();
+	member_init();
+	replica_init();
+	/* The relay is a member; the holder never is. */
+	memcpy(id, writer.id, sizeof(id));
+	from = member_get(id, "relay", "127.0.0.1:1");
+}
+
+static void
+teardown(void)
+{
+	replica_free();
+	member_free_all();
+	trace_free();
+	event_base_free(pd->base);
+	identity_free(&pd->ident);
+	identity_free(&writer);
+	identity_free(&holder);
+}
+
+enum forge { CLAIM_GOOD, CLAIM_GARBAGE_SIG, CLAIM_WRONG_KEY, CLAIM_NO_KEY };
+
+/*
+ * One record as a relay sends it: an entry by the writer, signed, with a
+ * claim by the holder made as 'how' says.
+ */
+static void
+make_record(struct dcbor_buf *out, enum forge how)
+{
+	uint64_t now = hlc_wall_ms();
+	struct entry_spec spec;
+	struct entry *e;
+	struct space *other;
+	struct crdt_claim c;
+	struct dcbor_buf b;
+	const uint8_t *body;
+	size_t blen;
+	uint8_t sig[IDENTITY_SIG_LEN], id[ENTRY_ID_LEN];
+
+	memset(&spec, 0, sizeof(spec));
+	spec.space = "default";
+	spec.type = "task#v1";
+	spec.fields = (const uint8_t *)"\xa0";	/* {} */
+	spec.fields_len = 1;
+	spec.issuer = writer.pub;
+	spec.stamp = (struct hlc_stamp){ now, 0, writer.node };
+	spec.lease_ms = 3600000;
+	ck_assert_int_eq(entry_new(&spec, &e), ENTRY_OK);
+	entry_signing_bytes(e, &body, &blen);
+	ck_assert_int_eq(identity_sign(&writer, body, blen, sig), 0);
+	entry_set_sig(e, sig);
+	memcpy(id, e->id, sizeof(id));
+	other = space_new(holder.node, holder.id, 10);
+	ck_assert_int_eq(space_write(other, e, now), SPACE_OK);
+	space_claim_make(other, space_get(other, id), &(struct hlc_stamp){
+	    now, 1, holder.node }, now, 30000, &c);
+	memcpy(c.key, holder.pub, IDENTITY_PUB_LEN);
+	dcbor_buf_init(&b);
+	crdt_claim_signing_bytes(&b, &c, id);
+	ck_assert_int_eq(identity_sign(&holder, b.data, b.len, c.sig), 0);
+	dcbor_buf_free(&b);
+	switch (how) {
+	case CLAIM_GOOD:
+		break;
+	case CLAIM_GARBAGE_SIG:
+		memset(c.sig, 0x41, sizeof(c.sig));
+		break;
+	case CLAIM_WRONG_KEY:	/* a real signature, by a key not the holder's */
+		memcpy(c.key, writer.pub, IDENTITY_PUB_LEN);
+		dcbor_buf_init(&b);
+		crdt_claim_signing_bytes(&b, &c, id);
+		ck_assert_int_eq(identity_sign(&writer, b.data, b.len, c.sig),
+		    0);
+		dcbor_buf_free(&b);
+		break;
+	case CLAIM_NO_KEY:
+		memset(c.key, 0, sizeof(c.key));
+		break;
+	}
+	ck_assert_int_eq(space_claim(other, id, &c, now), SPACE_OK);
+	space_rec_encode(out, space_get(other, id));
+	space_free(other);
+}
+
+/* Apply the record; true when read still sees the entry afterwards. */
+static bool
+applied_visible(enum forge how)
+{
+	struct dcbor_buf b;
+	struct dcbor_rd rd;
+	struct template *t;
+	json_t *res;
+	bool seen;
+
+	dcbor_buf_init(&b);
+	make_record(&b, how);
+	dcbor_rd_init(&rd, b.data, b.len);
+	ck_assert_int_eq(replica_apply_record(from, &rd), 0);
+	dcbor_buf_free(&b);
+	ck_assert_uint_eq(replica_count(), 1);
+	t = template_new("task#v1");
+	res = replica_read(t, false, 1);
+	seen = !json_is_null(json_object_get(res, "entry"));
+	json_decref(res);
+	template_free(t);
+	ck_assert(seen == (replica_visible() == 1));
+	return seen;
+}
+
+START_TEST(good_claim_hides_the_entry)
+{
+	ck_assert(!applied_visible(CLAIM_GOOD));
+	ck_assert_uint_eq(pd_metrics.claims_rejected, 0);
+}
+END_TEST
+
+START_TEST(garbage_signed_claim_has_no_effect)
+{
+	/* The holder is no member here: the claim's own key must verify it. */
+	ck_assert_ptr_null(member_find(holder.id));
+	ck_assert(applied_visible(CLAIM_GARBAGE_SIG));
+	ck_assert_uint_eq(pd_metrics.claims_rejected, 1);
+}
+END_TEST
+
+START_TEST(claim_under_another_key_has_no_effect)
+{
+	ck_assert(applied_visible(CLAIM_WRONG_KEY));
+	ck_assert_uint_eq(pd_metrics.claims_rejected, 1);
+}
+END_TEST
+
+START_TEST(claim_without_key_has_no_effect)
+{
+	ck_assert(applied_visible(CLAIM_NO_KEY));
+	ck_assert_uint_eq(pd_metrics.claims_rejected, 1);
+}
+END_TEST
+
+static Suite *
+replica_suite(void)
+{
+	Suite *s = suite_create("replica");
+	TCase *tc = tcase_create("claims");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, good_claim_hides_the_entry);
+	tcase_add_test(tc, garbage_signed_claim_has_no_effect);
+	tcase_add_test(tc, claim_under_another_key_has_no_effect);
+	tcase_add_test(tc, claim_without_key_has_no_effect);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner *sr = srunner_create(replica_suite());
+	int nf;
+
+	srunner_run_all(sr, CK_NORMAL);
+	nf = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return nf == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
