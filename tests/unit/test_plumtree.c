@@ -6,7 +6,9 @@
  * rumor goes eagerly to every neighbour but the one it came from; a stale
  * duplicate answers PRUNE; a PRUNE turns that edge lazy (IHAVE only); an
  * IHAVE'd id that does not arrive is GRAFTed from its announcer; a GRAFT
- * is answered with the records and turns the edge eager again.
+ * is answered with the records and turns the edge eager again.  Each
+ * rumor carries one real signed record and the rid gossip.c requires for
+ * it (gossip_rid of its items); the tests name rumors by a small number.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -17,7 +19,9 @@
 #include <event2/event.h>
 
 #include "clock.h"
+#include "crdt.h"
 #include "dcbor.h"
+#include "entry.h"
 #include "frame.h"
 #include "gossip.h"
 #include "identity.h"
@@ -254,18 +258,104 @@ run_for(unsigned ms)
 	event_base_loop(pd->base, EVLOOP_NONBLOCK);
 }
 
-/* A RUMOR body with no records (an empty items array). */
+/*
+ * A rumor's rid must be gossip_rid() of its items (gossip.c refuses any
+ * other), so distinct rumors need distinct items.  The tests name a rumor
+ * by a small number n; its items are one record, an entry by a fixed
+ * "remote" identity with the field {"n": n} and stamp logical n, signed
+ * and at a fixed stamp so the same n gives the same bytes (and rid) on
+ * every call.
+ */
+#define REC_PHYS	1700000000000ull	/* a fixed issue time (2023) */
+#define REC_LEASE	(100ull * 365 * 24 * 3600 * 1000)	/* 100 years */
+
 static void
-rumor(struct dcbor_buf *buf, uint64_t rid)
+items_for(struct dcbor_buf *items, uint32_t n)
 {
-	dcbor_buf_init(buf);
+	static const uint8_t rseed[IDENTITY_SEED_LEN] = { 9 };
+	struct identity issuer;
+	struct entry_spec spec;
+	struct dcbor_buf f;
+	struct crdt_rec cr;
+	struct entry *e;
+	const uint8_t *body;
+	size_t blen;
+	uint8_t sig[IDENTITY_SIG_LEN];
+
+	ck_assert_int_eq(identity_from_seed(&issuer, rseed), 0);
+	dcbor_buf_init(&f);
+	dcbor_put_map(&f, 1);
+	dcbor_put_cstr(&f, "n");
+	dcbor_put_uint(&f, n);
+	memset(&spec, 0, sizeof(spec));
+	spec.space = "default";
+	spec.type = "task#v1";
+	spec.fields = f.data;
+	spec.fields_len = f.len;
+	spec.issuer = issuer.pub;
+	spec.stamp.phys = REC_PHYS;
+	spec.stamp.logical = n;
+	spec.stamp.node = issuer.node;
+	spec.lease_ms = REC_LEASE;
+	spec.mono_us = 1000000u + n;
+	ck_assert_int_eq(entry_new(&spec, &e), ENTRY_OK);
+	dcbor_buf_free(&f);
+	entry_signing_bytes(e, &body, &blen);
+	ck_assert_int_eq(identity_sign(&issuer, body, blen, sig), 0);
+	entry_set_sig(e, sig);
+	/* The record as space_write makes it (one add dot, the lease). */
+	crdt_rec_init(&cr, e->id);
+	ck_assert_int_eq(crdt_state_add(&cr.st, issuer.node, 1), CRDT_OK);
+	crdt_state_lease(&cr.st, &e->stamp, entry_expires_ms(e));
+	dcbor_buf_init(items);
+	dcbor_put_array(items, 1);
+	/* space_rec_encode's shape; canonical order: "rec" < "entry". */
+	dcbor_put_map(items, 2);
+	dcbor_put_cstr(items, "rec");
+	crdt_rec_encode(items, &cr);
+	dcbor_put_cstr(items, "entry");
+	entry_encode(items, e);
+	crdt_rec_free(&cr);
+	entry_free(e);
+	identity_free(&issuer);
+}
+
+/* The rid of rumor n. */
+static uint64_t
+rid_of(uint32_t n)
+{
+	struct dcbor_buf items;
+	uint64_t rid;
+
+	items_for(&items, n);
+	rid = gossip_rid(items.data, items.len);
+	dcbor_buf_free(&items);
+	return rid;
+}
+
+/* Rumor n as one rumor map, appended to buf. */
+static void
+put_rumor(struct dcbor_buf *buf, uint32_t n)
+{
+	struct dcbor_buf items;
+
+	items_for(&items, n);
 	dcbor_put_map(buf, 3);
 	dcbor_put_cstr(buf, "rid");
-	dcbor_put_uint(buf, rid);
+	dcbor_put_uint(buf, gossip_rid(items.data, items.len));
 	dcbor_put_cstr(buf, "hops");
 	dcbor_put_uint(buf, 8);
 	dcbor_put_cstr(buf, "items");
-	dcbor_put_array(buf, 0);
+	dcbor_put_raw(buf, items.data, items.len);
+	dcbor_buf_free(&items);
+}
+
+/* A RUMOR body: rumor n alone. */
+static void
+rumor(struct dcbor_buf *buf, uint32_t n)
+{
+	dcbor_buf_init(buf);
+	put_rumor(buf, n);
 }
 
 static void
@@ -318,10 +408,15 @@ START_TEST(eager_then_prune_then_lazy)
 	rumor(&buf, 0x1001);
 	recv_kind(b, FRAME_RUMOR, &buf);
 	run_for(5);
-	ck_assert_uint_eq(sent_to(a, FRAME_RUMOR, 0x1001, &has), 1);
+	ck_assert_uint_eq(sent_to(a, FRAME_RUMOR, rid_of(0x1001), &has), 1);
 	ck_assert(has);
-	ck_assert_uint_eq(sent_to(b, FRAME_RUMOR, 0x1001, &has), 0);
+	ck_assert_uint_eq(sent_to(b, FRAME_RUMOR, rid_of(0x1001), &has), 0);
 	ck_assert_uint_eq(gossip_tree_degree(), 2);
+	/* Its rid names its items, and its one record was taken. */
+	ck_assert_uint_eq(pd_metrics.rumors_bad_rid, 0);
+	ck_assert_uint_eq(pd_metrics.records_received, 1);
+	ck_assert_uint_eq(pd_metrics.entries_bad_signature, 0);
+	ck_assert_uint_eq(pd_metrics.records_refused, 0);
 
 	/* A duplicate from an edge that has been first lately: kept. */
 	rumor(&buf, 0x1001);
@@ -333,7 +428,10 @@ START_TEST(eager_then_prune_then_lazy)
 	recv_kind(a, FRAME_RUMOR, &buf);
 	ck_assert_uint_eq(sent_to(a, FRAME_PRUNE, 0, &has), 1);
 	ck_assert_uint_eq(pd_metrics.push_prunes_sent, 1);
-	ck_assert_uint_eq(pd_metrics.push_duplicate_records, 0);
+	/* The two copies after the first, one record each, are duplicates. */
+	ck_assert_uint_eq(pd_metrics.duplicates_dropped, 2);
+	ck_assert_uint_eq(pd_metrics.push_duplicate_records, 2);
+	ck_assert_uint_eq(pd_metrics.records_received, 1);
 
 	/* a prunes us: we push it ids only, batched every --lazy-ms. */
 	dcbor_buf_init(&buf);
@@ -344,15 +442,15 @@ START_TEST(eager_then_prune_then_lazy)
 	rumor(&buf, 0x2003);
 	recv_kind(b, FRAME_RUMOR, &buf);
 	run_for(pd->conf.lazy_ms + 10);
-	ck_assert_uint_eq(sent_to(a, FRAME_RUMOR, 0x2003, &has), 0);
-	ck_assert_uint_eq(sent_to(a, FRAME_IHAVE, 0x2003, &has), 1);
+	ck_assert_uint_eq(sent_to(a, FRAME_RUMOR, rid_of(0x2003), &has), 0);
+	ck_assert_uint_eq(sent_to(a, FRAME_IHAVE, rid_of(0x2003), &has), 1);
 	ck_assert(has);
 
 	/* a GRAFTs it: the records come back and the edge is eager. */
-	ids(&buf, 0x2003);
+	ids(&buf, rid_of(0x2003));
 	recv_kind(a, FRAME_GRAFT, &buf);
 	run_for(5);
-	ck_assert_uint_eq(sent_to(a, FRAME_RUMOR, 0x2003, &has), 1);
+	ck_assert_uint_eq(sent_to(a, FRAME_RUMOR, rid_of(0x2003), &has), 1);
 	ck_assert(has);
 	ck_assert_uint_eq(pd_metrics.push_grafts_answered, 1);
 	ck_assert_uint_eq(gossip_tree_degree(), 2);
@@ -360,7 +458,7 @@ START_TEST(eager_then_prune_then_lazy)
 	rumor(&buf, 0x3005);
 	recv_kind(b, FRAME_RUMOR, &buf);
 	run_for(5);
-	ck_assert_uint_eq(sent_to(a, FRAME_RUMOR, 0x3005, &has), 1);
+	ck_assert_uint_eq(sent_to(a, FRAME_RUMOR, rid_of(0x3005), &has), 1);
 	ck_assert(has);
 }
 END_TEST
@@ -371,32 +469,32 @@ START_TEST(graft_repairs_a_pruned_path)
 	bool has;
 
 	/* Our only path from b was pruned; b announces an id we lack. */
-	ids(&buf, 0x4007);
+	ids(&buf, rid_of(0x4007));
 	recv_kind(b, FRAME_IHAVE, &buf);
 	run_for(2);
-	ck_assert_uint_eq(sent_to(b, FRAME_GRAFT, 0x4007, &has), 0);
+	ck_assert_uint_eq(sent_to(b, FRAME_GRAFT, rid_of(0x4007), &has), 0);
 	/* Missing after --graft-ms: GRAFT from its announcer. */
 	run_for(pd->conf.graft_ms + 10);
-	ck_assert_uint_eq(sent_to(b, FRAME_GRAFT, 0x4007, &has), 1);
+	ck_assert_uint_eq(sent_to(b, FRAME_GRAFT, rid_of(0x4007), &has), 1);
 	ck_assert(has);
 	ck_assert_uint_eq(pd_metrics.push_grafts_sent, 1);
 	/* b answers with the rumor: it is applied and relayed to a. */
 	rumor(&buf, 0x4007);
 	recv_kind(b, FRAME_RUMOR, &buf);
 	run_for(5);
-	ck_assert_uint_eq(sent_to(a, FRAME_RUMOR, 0x4007, &has), 1);
+	ck_assert_uint_eq(sent_to(a, FRAME_RUMOR, rid_of(0x4007), &has), 1);
 	ck_assert(has);
 	/* Received: no second GRAFT, even after more timeouts. */
 	run_for(3 * pd->conf.graft_ms);
-	ck_assert_uint_eq(sent_to(b, FRAME_GRAFT, 0x4007, &has), 1);
+	ck_assert_uint_eq(sent_to(b, FRAME_GRAFT, rid_of(0x4007), &has), 1);
 	/* An id announced by a neighbour whose link went: the next one. */
-	ids(&buf, 0x5009);
+	ids(&buf, rid_of(0x5009));
 	recv_kind(b, FRAME_IHAVE, &buf);
-	ids(&buf, 0x5009);
+	ids(&buf, rid_of(0x5009));
 	recv_kind(a, FRAME_IHAVE, &buf);
 	link_close(b->link, "test");
 	run_for(pd->conf.graft_ms + 10);
-	ck_assert_uint_eq(sent_to(a, FRAME_GRAFT, 0x5009, &has), 1);
+	ck_assert_uint_eq(sent_to(a, FRAME_GRAFT, rid_of(0x5009), &has), 1);
 	ck_assert(has);
 }
 END_TEST
@@ -409,21 +507,18 @@ START_TEST(batched_rumors_and_bounds)
 	/* Two rumors in one frame (an array) are both taken. */
 	dcbor_buf_init(&buf);
 	dcbor_put_array(&buf, 2);
-	for (uint64_t rid = 0x6001; rid <= 0x6003; rid += 2) {
-		dcbor_put_map(&buf, 3);
-		dcbor_put_cstr(&buf, "rid");
-		dcbor_put_uint(&buf, rid);
-		dcbor_put_cstr(&buf, "hops");
-		dcbor_put_uint(&buf, 8);
-		dcbor_put_cstr(&buf, "items");
-		dcbor_put_array(&buf, 0);
-	}
+	for (uint32_t n = 0x6001; n <= 0x6003; n += 2)
+		put_rumor(&buf, n);
 	recv_kind(b, FRAME_RUMOR, &buf);
 	run_for(5);
 	/* ...and leave to a in one frame. */
-	ck_assert_uint_eq(sent_to(a, FRAME_RUMOR, 0x6003, &has), 1);
+	ck_assert_uint_eq(sent_to(a, FRAME_RUMOR, rid_of(0x6003), &has), 1);
+	ck_assert(has);
+	ck_assert_uint_eq(sent_to(a, FRAME_RUMOR, rid_of(0x6001), &has), 1);
 	ck_assert(has);
 	ck_assert_uint_eq(pd_metrics.push_eager, 2);
+	ck_assert_uint_eq(pd_metrics.records_received, 2);
+	ck_assert_uint_eq(pd_metrics.rumors_bad_rid, 0);
 	/* An empty batch, a zero id, a bad PRUNE: malformed. */
 	dcbor_buf_init(&buf);
 	dcbor_put_array(&buf, 0);
