@@ -146,6 +146,11 @@ replica_entry_json(const void *recp)
 	struct dcbor_rd rd;
 	json_t *fields, *j, *tags;
 
+	if (e == NULL) {	/* completed and compacted: only its CRDT left */
+		hex_encode(space_rec_id(r), ENTRY_ID_LEN, id);
+		return json_pack("{s:s, s:b, s:b}", "id", id, "completed",
+		    space_rec_state(r)->completed, "compact", 1);
+	}
 	hex_encode(e->id, ENTRY_ID_LEN, id);
 	identity_id_of(e->issuer, issuer_id);
 	identity_peer_id_of(issuer_id, issuer);
@@ -240,8 +245,10 @@ replica_apply_record(struct member *from, struct dcbor_rd *rd)
 		return -1;
 	}
 	pd_count(records_received);
-	have = space_get(sp, e->id);
-	if (have == NULL) {
+	have = space_get(sp, cr.id);
+	if (cr.st.completed)	/* a claim no longer matters (space.h) */
+		memset(&cr.claim, 0, sizeof(cr.claim));
+	if (have == NULL && e != NULL) {
 		const uint8_t *body;
 		size_t blen;
 
@@ -726,7 +733,7 @@ ids_one(void *arg, const struct space_rec *r)
 	const struct crdt_claim *c = space_rec_claim(r);
 	char id[2 * ENTRY_ID_LEN + 1];
 
-	hex_encode(space_rec_entry(r)->id, ENTRY_ID_LEN, id);
+	hex_encode(space_rec_id(r), ENTRY_ID_LEN, id);
 	json_array_append_new(arg, json_pack("[s, b, b, b]", id,
 	    crdt_state_present(space_rec_state(r)),
 	    space_rec_state(r)->completed,
