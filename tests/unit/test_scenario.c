@@ -358,8 +358,9 @@ START_TEST(test_err_unknown_key)
 	    "one of settle-ms, take-retry-ms, take-lease-ms, gossip-ms, "
 	    "tick-ms, silence-ms, ping-timeout-ms, fanout, hops, max-age-s, "
 	    "max-future-s, rate-burst, rate, strikes, quarantine-s, "
-	    "max-links, max-clients, max-frame, max-line, max-entries, "
-	    "trace-events, log-level, test-hooks, direct-io");
+	    "max-links, max-preauth, preauth-ms, max-clients, max-frame, "
+	    "max-line, max-entries, trace-events, log-level, test-hooks, "
+	    "direct-io");
 }
 END_TEST
 
