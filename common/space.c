@@ -25,6 +25,7 @@
  * rec_refresh() is the one place that turns a record's CRDT state and the
  * time into flags, index membership, events and its next due time.
  */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -38,6 +39,7 @@
 #define F_CLAIMED	0x02	/* live with an active claim */
 #define F_DONE		0x04	/* completion seen */
 #define F_INDEXED	0x08	/* in its type's FIFO index */
+#define F_COMPACT	0x10	/* completed: no entry, no claim (below) */
 
 #define TAB_MIN		64
 #define COMPACT_MIN	64
@@ -48,15 +50,49 @@
 
 struct space_type;
 
+/*
+ * A completed record keeps only what the CRDT needs until its tombstone is
+ * collected: its id, its dots, its lease (for the collection time) and the
+ * completion.  It is then *compact*: its entry is freed and it is
+ * reallocated without its claim, which is the last member of cr, itself
+ * the last member here (REC_COMPACT_SIZE bytes).  So a compact record's
+ * cr.claim does not exist: every reader of a claim goes through rec_claim
+ * or rec_view, which give a compact record the empty claim.
+ */
 struct space_rec {
-	struct entry		*e;
-	struct crdt_rec		 cr;
+	struct entry		*e;		/* NULL when compact */
 	struct space_type	*type;
 	uint64_t		 hash;		/* digest contribution */
 	uint64_t		 sched;		/* earliest due time queued */
 	uint64_t		 gc_at;		/* tombstone collection time */
 	unsigned		 flags;
+	struct crdt_rec		 cr;		/* last: see above */
 };
+
+#define REC_COMPACT_SIZE \
+	(offsetof(struct space_rec, cr) + offsetof(struct crdt_rec, claim))
+
+static const struct crdt_claim	 no_claim;
+
+/* r's claim, the empty one for a compact record. */
+static const struct crdt_claim *
+rec_claim(const struct space_rec *r)
+{
+	return (r->flags & F_COMPACT) ? &no_claim : &r->cr.claim;
+}
+
+/* r's CRDT record whole: itself, or for a compact one a copy (sharing its
+ * dots) with the empty claim, in tmp. */
+static const struct crdt_rec *
+rec_view(const struct space_rec *r, struct crdt_rec *tmp)
+{
+	if (!(r->flags & F_COMPACT))
+		return &r->cr;
+	memcpy(tmp->id, r->cr.id, ENTRY_ID_LEN);
+	tmp->st = r->cr.st;
+	memset(&tmp->claim, 0, sizeof(tmp->claim));
+	return tmp;
+}
 
 /* A position in FIFO order: (issue stamp, id). */
 struct fifo_key {
@@ -878,8 +914,10 @@ emit(struct space *sp, enum space_event ev, const struct space_rec *r)
 static void
 rec_rehash(struct space *sp, struct space_rec *r)
 {
+	struct crdt_rec tmp;
+
 	dcbor_buf_reset(&sp->scratch);
-	crdt_rec_encode(&sp->scratch, &r->cr);
+	crdt_rec_encode(&sp->scratch, rec_view(r, &tmp));
 	r->hash = XXH3_64bits(sp->scratch.data, sp->scratch.len);
 }
 
@@ -894,7 +932,7 @@ rec_refresh(struct space *sp, struct space_rec *r, uint64_t now,
 	const struct crdt_state *st = &r->cr.st;
 	bool done = st->completed;
 	bool live = crdt_state_present(st) && now < st->lease.expires_ms;
-	bool claimed = live && crdt_claim_active(&r->cr.claim, now);
+	bool claimed = live && crdt_claim_active(rec_claim(r), now);
 	bool want = live && !claimed;
 	uint64_t next;
 
@@ -915,7 +953,7 @@ rec_refresh(struct space *sp, struct space_rec *r, uint64_t now,
 		emit(sp, SPACE_EV_COMPLETED, r);
 	if (!live && (r->flags & F_LIVE) && !done)
 		emit(sp, SPACE_EV_EXPIRED, r);
-	r->flags = (r->flags & F_INDEXED) | (live ? F_LIVE : 0) |
+	r->flags = (r->flags & (F_INDEXED | F_COMPACT)) | (live ? F_LIVE : 0) |
 	    (claimed ? F_CLAIMED : 0) | (done ? F_DONE : 0);
 
 	if (live) {
@@ -930,15 +968,41 @@ rec_refresh(struct space *sp, struct space_rec *r, uint64_t now,
 		if (r->gc_at <= now)
 			r->gc_at = now + 1;
 		next = r->gc_at;
+		/* Compacted at the next call (pointers stay valid till then). */
+		if (done && !(r->flags & F_COMPACT))
+			next = now;
 	}
 	schedule(sp, r, next);
+}
+
+/*
+ * r, completed, as a compact record (see struct space_rec): a new, smaller
+ * allocation in r's table slot; r is freed.  Returns the new record.
+ */
+static struct space_rec *
+rec_compact(struct space *sp, struct space_rec *r)
+{
+	struct space_rec *c = xcalloc(1, REC_COMPACT_SIZE);
+	bool found;
+	size_t slot = tab_slot(sp, r->cr.id, &found);
+
+	c->type = r->type;
+	c->gc_at = r->gc_at;
+	c->flags = (r->flags & ~(unsigned)(F_INDEXED | F_CLAIMED)) | F_COMPACT;
+	memcpy(c->cr.id, r->cr.id, ENTRY_ID_LEN);
+	c->cr.st = r->cr.st;		/* the dots move over */
+	sp->tab[slot] = c;
+	entry_free(r->e);
+	free(r);
+	rec_rehash(sp, c);
+	return c;
 }
 
 static void
 rec_destroy(struct space_rec *r)
 {
 	entry_free(r->e);
-	crdt_rec_free(&r->cr);
+	crdt_state_free(&r->cr.st);	/* all a record owns (crdt_rec_free) */
 	free(r);
 }
 
@@ -964,6 +1028,8 @@ advance(struct space *sp, uint64_t now)
 		r->sched = 0;
 		if (!(r->flags & F_LIVE) && r->gc_at != 0 && r->gc_at <= now)
 			rec_collect(sp, r);
+		else if ((r->flags & F_DONE) && !(r->flags & F_COMPACT))
+			rec_refresh(sp, rec_compact(sp, r), now, false);
 		else
 			rec_refresh(sp, r, now, false);
 	}
@@ -995,6 +1061,30 @@ rec_insert(struct space *sp, struct space_rec *r, uint64_t now)
 		sp->max_lease_ms = r->e->lease_ms;
 	tab_insert(sp, r);
 	rec_refresh(sp, r, now, true);
+}
+
+/*
+ * A completed record known only as such (a peer sent it compact): held as
+ * a compact tombstone, with no entry, no event and no claim.
+ */
+static int
+rec_insert_compact(struct space *sp, const struct crdt_rec *cr, uint64_t now)
+{
+	struct space_rec *r;
+
+	if (sp->nrec >= sp->max)
+		return SPACE_EFULL;
+	if (now >= sat_add(cr->st.lease.expires_ms,
+	    retention_ms(sp->max_lease_ms)))
+		return SPACE_EEXPIRED;
+	r = xcalloc(1, REC_COMPACT_SIZE);
+	memcpy(r->cr.id, cr->id, ENTRY_ID_LEN);
+	crdt_state_init(&r->cr.st);
+	crdt_state_copy(&r->cr.st, &cr->st);
+	r->flags = F_COMPACT | F_DONE;	/* never seen live: no COMPLETED */
+	tab_insert(sp, r);
+	rec_refresh(sp, r, now, true);
+	return SPACE_OK;
 }
 
 /* ---- public ------------------------------------------------------------ */
@@ -1088,13 +1178,23 @@ space_merge(struct space *sp, struct entry *e, const struct crdt_rec *cr,
 	advance(sp, now_ms);
 	if ((r = space_get(sp, cr->id)) != NULL) {
 		entry_free(e);
-		if (!crdt_rec_would_change(&r->cr, cr))
-			return SPACE_OK;
-		if (crdt_rec_merge(&r->cr, cr) != CRDT_OK)
-			return SPACE_EDOTS;
+		if (r->flags & F_COMPACT) {
+			/* Completed: a claim no longer matters. */
+			if (!crdt_state_would_change(&r->cr.st, &cr->st))
+				return SPACE_OK;
+			if (crdt_state_merge(&r->cr.st, &cr->st) != CRDT_OK)
+				return SPACE_EDOTS;
+		} else {
+			if (!crdt_rec_would_change(&r->cr, cr))
+				return SPACE_OK;
+			if (crdt_rec_merge(&r->cr, cr) != CRDT_OK)
+				return SPACE_EDOTS;
+		}
 		rec_refresh(sp, r, now_ms, true);
 		return SPACE_OK;
 	}
+	if (e == NULL && cr->st.completed)
+		return rec_insert_compact(sp, cr, now_ms);
 	if (e == NULL)
 		return SPACE_ENOENT;
 	if (memcmp(e->id, cr->id, ENTRY_ID_LEN) != 0) {
@@ -1356,6 +1456,8 @@ space_claim(struct space *sp, const uint8_t id[ENTRY_ID_LEN],
 	advance(sp, now_ms);
 	if ((r = space_get(sp, id)) == NULL)
 		return SPACE_ENOENT;
+	if (r->flags & F_COMPACT)
+		return SPACE_EALREADY;		/* completed: nothing to claim */
 	if (crdt_claim_merge(&r->cr.claim, c) == &r->cr.claim)
 		return SPACE_OK;
 	r->cr.claim = *c;
@@ -1368,7 +1470,7 @@ space_winner(const struct space *sp, const uint8_t id[ENTRY_ID_LEN])
 {
 	const struct space_rec *r = space_get(sp, id);
 
-	return r != NULL ? &r->cr.claim : NULL;
+	return r != NULL ? rec_claim(r) : NULL;
 }
 
 bool
@@ -1497,12 +1599,17 @@ space_foreach_bucket(const struct space *sp, uint32_t nbuckets,
 void
 space_rec_encode(struct dcbor_buf *b, const struct space_rec *r)
 {
+	struct crdt_rec tmp;
+
 	/* Canonical order: "rec" < "entry". */
 	dcbor_put_map(b, 2);
 	dcbor_put_cstr(b, "rec");
-	crdt_rec_encode(b, &r->cr);
+	crdt_rec_encode(b, rec_view(r, &tmp));
 	dcbor_put_cstr(b, "entry");
-	entry_encode(b, r->e);
+	if (r->e != NULL)
+		entry_encode(b, r->e);
+	else
+		dcbor_put_null(b);	/* compact: completed, entry dropped */
 }
 
 int
@@ -1515,6 +1622,14 @@ space_rec_decode(struct dcbor_rd *rd, struct entry **e, struct crdt_rec *cr)
 	    dcbor_get_key(rd, "rec") == -1 || crdt_rec_decode(rd, cr) == -1 ||
 	    dcbor_get_key(rd, "entry") == -1)
 		return -1;
+	/* A completed record may come without its entry (a tombstone). */
+	if (dcbor_take_null(rd)) {
+		if (!cr->st.completed) {
+			rd->err = DCBOR_ETYPE;
+			return -1;
+		}
+		return 0;
+	}
 	if (entry_decode(rd, e) != ENTRY_OK)
 		return -1;
 	/*
@@ -1546,7 +1661,13 @@ space_rec_state(const struct space_rec *r)
 const struct crdt_claim *
 space_rec_claim(const struct space_rec *r)
 {
-	return &r->cr.claim;
+	return rec_claim(r);
+}
+
+const uint8_t *
+space_rec_id(const struct space_rec *r)
+{
+	return r->cr.id;
 }
 
 uint64_t

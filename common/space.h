@@ -37,7 +37,10 @@
  * claims (REAPPEARED) and the collection of tombstones.  An expired,
  * removed or completed record stays as a tombstone (so a stale peer cannot
  * resurrect it) until its lease end + min(2 x the largest lease seen,
- * 24 h); remote records older than that are refused.  Record pointers
+ * 24 h); remote records older than that are refused.  A completed record
+ * is *compacted* at the next call that takes now_ms: it keeps its id, dots,
+ * lease and completion and drops its entry and claim (space_rec_entry is
+ * NULL from then on, and a merge ignores claims for it).  Record pointers
  * handed out stay valid until the next call that takes now_ms.
  *
  * The event callback sees every transition once per replica: WRITTEN when
@@ -183,19 +186,27 @@ void		 space_foreach_bucket(const struct space *sp,
 		    uint32_t nbuckets, const uint32_t *buckets, size_t nb,
 		    space_rec_cb cb, void *arg);
 
-/* Record on the wire: { "rec": crdt record, "entry": entry }. */
+/*
+ * Record on the wire: { "rec": crdt record, "entry": entry }, "entry" null
+ * for a compact (completed) record.
+ */
 void		 space_rec_encode(struct dcbor_buf *b, const struct space_rec *r);
 /*
  * Read one wire record: *e gets a new entry, cr (initialised by the
  * caller) its state.  0, or -1 (*e NULL), also when the state's id is not
- * the entry's.
+ * the entry's.  A completed record may come without its entry: 0 with *e
+ * NULL (space_merge keeps it as a compact tombstone).
  */
 int		 space_rec_decode(struct dcbor_rd *rd, struct entry **e,
 		    struct crdt_rec *cr);
 
+/* The entry; NULL once the record is completed and compacted. */
 const struct entry	*space_rec_entry(const struct space_rec *r);
 const struct crdt_state	*space_rec_state(const struct space_rec *r);
+/* The winning claim; the empty claim (epoch 0) for a compact record. */
 const struct crdt_claim	*space_rec_claim(const struct space_rec *r);
+/* The record's id (ENTRY_ID_LEN bytes), whether or not it has its entry. */
+const uint8_t		*space_rec_id(const struct space_rec *r);
 /* The record's digest contribution (XXH3-64 of its encoded crdt record). */
 uint64_t		 space_rec_hash(const struct space_rec *r);
 

@@ -119,6 +119,11 @@ replica_entry_json(const void *recp)
 	struct dcbor_rd rd;
 	json_t *fields, *j, *tags;
 
+	if (e == NULL) {	/* completed and compacted: only its CRDT left */
+		hex_encode(space_rec_id(r), ENTRY_ID_LEN, id);
+		return json_pack("{s:s, s:b, s:b}", "id", id, "completed",
+		    space_rec_state(r)->completed, "compact", 1);
+	}
 	hex_encode(e->id, ENTRY_ID_LEN, id);
 	identity_id_of(e->issuer, issuer_id);
 	identity_peer_id_of(issuer_id, issuer);
@@ -221,6 +226,7 @@ replica_apply_record(struct member *from, struct dcbor_rd *rd)
 	struct space_rec *have;
 	const struct crdt_claim *cur;
 	uint8_t id[ENTRY_ID_LEN];
+	const struct hlc_stamp *stamp;
 	uint64_t now = now_ms();
 	bool fresh;
 	int rc;
@@ -232,8 +238,10 @@ replica_apply_record(struct member *from, struct dcbor_rd *rd)
 		return -1;
 	}
 	pd_count(records_received);
-	have = space_get(sp, e->id);
-	if (have == NULL) {
+	have = space_get(sp, cr.id);
+	if (cr.st.completed)	/* a claim no longer matters (space.h) */
+		memset(&cr.claim, 0, sizeof(cr.claim));
+	if (have == NULL && e != NULL) {
 		const uint8_t *body;
 		size_t blen;
 
@@ -245,12 +253,20 @@ replica_apply_record(struct member *from, struct dcbor_rd *rd)
 			goto drop;
 		}
 	}
-	memcpy(id, e->id, ENTRY_ID_LEN);
+	memcpy(id, cr.id, ENTRY_ID_LEN);
+	/*
+	 * A compact record (entry null) carries no entry: a claim is checked
+	 * against the entry this replica holds, and one with no entry to check
+	 * it against is refused.
+	 */
+	stamp = e != NULL ? &e->stamp : have != NULL &&
+	    space_rec_entry(have) != NULL ? &space_rec_entry(have)->stamp : NULL;
 	cur = have ? space_rec_claim(have) : NULL;
 	fresh = cr.claim.epoch != 0 && (cur == NULL ||
 	    !crdt_claim_equal(cur, &cr.claim));
-	if (fresh && (crdt_claim_check_remote(&cr.claim, cur ? cur->epoch : 0,
-	    &e->stamp, now) != CRDT_OK || !claim_verify(&cr.claim, e->id))) {
+	if (fresh && (stamp == NULL || crdt_claim_check_remote(&cr.claim,
+	    cur ? cur->epoch : 0, stamp, now) != CRDT_OK ||
+	    !claim_verify(&cr.claim, id))) {
 		pd_count(claims_rejected);
 		memset(&cr.claim, 0, sizeof(cr.claim));
 		fresh = false;
@@ -1160,7 +1176,7 @@ ids_one(void *arg, const struct space_rec *r)
 	const struct crdt_claim *c = space_rec_claim(r);
 	char id[2 * ENTRY_ID_LEN + 1];
 
-	hex_encode(space_rec_entry(r)->id, ENTRY_ID_LEN, id);
+	hex_encode(space_rec_id(r), ENTRY_ID_LEN, id);
 	json_array_append_new(arg, json_pack("[s, b, b, b]", id,
 	    crdt_state_present(space_rec_state(r)),
 	    space_rec_state(r)->completed,

@@ -203,7 +203,8 @@ gen_put(void *argp, const struct space_rec *r)
 
 /*
  * Six records by the remote: plain, rich fields and tags, claimed by the
- * remote, claimed by us, completed, removed.  Into out, concatenated.
+ * remote, claimed by us, completed (so compact: entry null), removed.
+ * Into out, concatenated.
  */
 static size_t
 gen_records(struct dcbor_buf *out, uint64_t digest[GOSSIP_BUCKETS])
@@ -231,6 +232,7 @@ gen_records(struct dcbor_buf *out, uint64_t digest[GOSSIP_BUCKETS])
 	if (space_complete(sp, id[4], SEED_PHYS + 20) != SPACE_OK ||
 	    space_remove(sp, id[5], SEED_PHYS + 20) != SPACE_OK)
 		fatalx("fuzz_dispatch: complete/remove");
+	space_sweep(sp, SEED_PHYS + 21);	/* the completed one: compact */
 	space_foreach(sp, gen_put, &a);
 	space_digest(sp, GOSSIP_BUCKETS, digest);
 	space_free(sp);

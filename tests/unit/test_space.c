@@ -1287,6 +1287,100 @@ START_TEST(index_matches_brute_force)
 }
 END_TEST
 
+/*
+ * A completed record keeps only what the CRDT needs: after the next call it
+ * has no entry and no claim, is still a tombstone (a stale full copy with
+ * its claim does not bring it back or change its digest), travels as
+ * {"rec", "entry": null}, and such a record makes the same tombstone, with
+ * the same digest, on a peer that never saw the entry.
+ */
+START_TEST(completed_record_compacted)
+{
+	struct space *a = space_new(1, self_a, 16), *b = space_new(2, self_b, 16);
+	struct template *t = tmpl("{\"type\":\"task#v1\"}");
+	struct hlc_stamp st = { T0, 5, 1 };
+	struct space_rec *r;
+	struct dcbor_buf full, compact;
+	struct dcbor_rd rd;
+	struct crdt_rec cr;
+	struct entry *e;
+	uint8_t id[ENTRY_ID_LEN];
+	uint64_t da[4], db[4], d2[4];
+
+	space_write(a, mk("task#v1", "{\"n\":1}", T0, 0, 100000), T0);
+	r = space_take_local(a, t, &st, T0, 1000);
+	ck_assert_ptr_nonnull(r);
+	memcpy(id, space_rec_entry(r)->id, ENTRY_ID_LEN);
+	dcbor_buf_init(&full);
+	space_rec_encode(&full, r);		/* the full record, with claim */
+	ck_assert_int_eq(space_complete(a, id, T0 + 1), SPACE_OK);
+	ck_assert_ptr_nonnull(r = space_get(a, id));
+	ck_assert_ptr_nonnull(space_rec_entry(r));	/* until the next call */
+
+	space_sweep(a, T0 + 2);
+	ck_assert_ptr_nonnull(r = space_get(a, id));
+	ck_assert_ptr_null(space_rec_entry(r));
+	ck_assert_uint_eq(space_rec_claim(r)->epoch, 0);
+	ck_assert(space_rec_state(r)->completed);
+	ck_assert_mem_eq(space_rec_id(r), id, ENTRY_ID_LEN);
+	ck_assert_uint_eq(space_count(a), 1);
+	space_digest(a, 4, da);
+
+	/* The stale full copy, claim and all, changes nothing. */
+	crdt_rec_init(&cr, id);
+	dcbor_rd_init(&rd, full.data, full.len);
+	ck_assert_int_eq(space_rec_decode(&rd, &e, &cr), 0);
+	ck_assert_int_eq(space_merge(a, e, &cr, T0 + 3), SPACE_OK);
+	crdt_rec_free(&cr);
+	ck_assert_ptr_null(space_read(a, t, T0 + 3));
+	space_digest(a, 4, d2);
+	ck_assert_mem_eq(da, d2, sizeof(da));
+
+	/* On the wire: entry null; on b, the same tombstone. */
+	dcbor_buf_init(&compact);
+	space_rec_encode(&compact, space_get(a, id));
+	ck_assert_uint_eq(compact.data[compact.len - 1], 0xf6);
+	crdt_rec_init(&cr, id);
+	dcbor_rd_init(&rd, compact.data, compact.len);
+	ck_assert_int_eq(space_rec_decode(&rd, &e, &cr), 0);
+	ck_assert_ptr_null(e);
+	ck_assert_int_eq(space_merge(b, NULL, &cr, T0 + 3), SPACE_OK);
+	crdt_rec_free(&cr);
+	ck_assert_ptr_nonnull(r = space_get(b, id));
+	ck_assert_ptr_null(space_rec_entry(r));
+	space_digest(b, 4, db);
+	ck_assert_mem_eq(da, db, sizeof(da));
+
+	/* A record without its entry that is not completed is refused. */
+	compact.data[compact.len - 1] = 0xf6;
+	{
+		struct crdt_rec live;
+		struct dcbor_buf bad;
+
+		crdt_rec_init(&live, id);
+		(void)crdt_state_add(&live.st, 9, 1);
+		dcbor_buf_init(&bad);
+		dcbor_put_map(&bad, 2);
+		dcbor_put_cstr(&bad, "rec");
+		crdt_rec_encode(&bad, &live);
+		dcbor_put_cstr(&bad, "entry");
+		dcbor_put_null(&bad);
+		crdt_rec_free(&live);
+		crdt_rec_init(&cr, id);
+		dcbor_rd_init(&rd, bad.data, bad.len);
+		ck_assert_int_eq(space_rec_decode(&rd, &e, &cr), -1);
+		crdt_rec_free(&cr);
+		dcbor_buf_free(&bad);
+	}
+	dcbor_buf_free(&full);
+	dcbor_buf_free(&compact);
+	template_free(t);
+	space_free(a);
+	space_free(b);
+}
+END_TEST
+
+
 static Suite *
 space_suite(void)
 {
@@ -1310,12 +1404,14 @@ space_suite(void)
 	tcase_add_test(tc, cursor_out_of_order_insert);
 	tcase_add_test(tc, cursor_claims_lapse);
 	tcase_add_test(tc, cursor_lru_many_templates);
+	tcase_add_test(tc, completed_record_compacted);
 	/* Seeds 0x5eed0000.., or SPACE_FUZZ_SEED for one chosen seed. */
 	tcase_add_loop_test(tc, index_matches_brute_force, 0,
 	    getenv("SPACE_FUZZ_SEED") != NULL ? 1 : 24);
 	suite_add_tcase(s, tc);
 	return s;
 }
+
 
 int
 main(void)
