@@ -233,7 +233,10 @@ def test_hello_from_another_id():
 
 
 def test_stalled_handshakes_time_out_and_free_slots():
-    with Fleet(extra=TLS + ["--max-links", "2"]) as f:
+    # Unproven connections have a budget of their own (--max-preauth, half
+    # of it for one address: docs/protocol.md section 3).  A TLS handshake
+    # that never completes is such a connection.
+    with Fleet(extra=TLS + ["--max-preauth", "4"]) as f:
         p = f.add().start()
         stalled = []
         for _ in range(2):
@@ -242,16 +245,19 @@ def test_stalled_handshakes_time_out_and_free_slots():
             stalled.append(s)
         wait_until(lambda: p.call("peers")["links"] and
                    len(p.call("peers")["links"]) == 2, 10, "two links")
-        # Both slots taken: a third connection is refused and counted.
-        s = socket.create_connection(hostport(p.addr), timeout=10)
-        assert wait_closed(s, 10)
-        s.close()
-        assert p.metrics()["counters"]["limits.hit"]["links"] >= 1
+        # This address's half of the budget is full: a third connection
+        # sheds the oldest unproven one, counted.
+        s = socket.create_connection(hostport(p.addr), timeout=30)
+        s.sendall(b"\x16\x03\x01\x00\x50")
+        assert wait_closed(stalled[0], 10)
+        stalled[0].close()
+        stalled[0] = s
+        assert p.metrics()["counters"]["limits.hit"]["preauth_per_addr"] >= 1
         for s in stalled:
             assert wait_closed(s, 30)
             s.close()
         wait_until(lambda: tls_fail(p)["timeout"] == 2, 10, "timeouts")
-        # The slots are free again: a real peer links.
+        # The budget is free again: a real peer links.
         q = f.add(extra=TLS).start(seeds=[p.addr])
         f.wait_mesh([p, q])
         alive(p)
