@@ -608,7 +608,8 @@ notify_one(struct ctl_client *c, void *subp, void *argp)
 		return;
 	if (sub->expires_ms != 0 && clock_mono_ms() >= sub->expires_ms)
 		return;
-	if (sub->t != NULL && !template_match(sub->t, space_rec_entry(a->r)))
+	if (sub->t != NULL && (space_rec_entry(a->r) == NULL ||
+	    !template_match(sub->t, space_rec_entry(a->r))))
 		return;
 	pd_count(notify_sent);
 	ctl_event(c, json_pack("{s:s, s:s, s:o}", "event", "notify",

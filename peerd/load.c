@@ -211,7 +211,7 @@ worker_done(void *arg, const struct space_rec *won, uint32_t attempts)
 
 		l->taken++;
 		if (l->complete) {
-			rc = replica_complete(space_rec_entry(won)->id);
+			rc = replica_complete(space_rec_id(won));
 			if (rc == SPACE_OK || rc == SPACE_EALREADY)
 				l->completed++;
 		}

@@ -85,7 +85,7 @@ replica_event(void *arg, enum space_event ev, const struct space_rec *r)
 	const struct entry *e = space_rec_entry(r);
 
 	(void)arg;
-	if (ev == SPACE_EV_WRITTEN &&
+	if (ev == SPACE_EV_WRITTEN && e != NULL &&
 	    memcmp(e->issuer, pd->ident.pub, IDENTITY_PUB_LEN) != 0) {
 		uint64_t now = clock_mono_us();
 
@@ -393,7 +393,7 @@ item_one(void *argp, const struct space_rec *r)
 {
 	struct item_arg *a = argp;
 
-	a->cb(a->arg, space_rec_hash(r), space_rec_entry(r)->id);
+	a->cb(a->arg, space_rec_hash(r), space_rec_id(r));
 	return true;
 }
 
@@ -722,7 +722,7 @@ static void
 claim_answer(const struct space_rec *r, const struct crdt_claim *c,
     uint64_t now)
 {
-	const uint8_t *id = space_rec_entry(r)->id;
+	const uint8_t *id = space_rec_id(r);
 
 	if (!crdt_claim_active(c, now))
 		return;
@@ -969,6 +969,7 @@ wait_adoptable(const struct template *t, uint64_t now)
 			continue;
 		}
 		if ((r = space_get(sp, w->id)) != NULL &&
+		    space_rec_entry(r) != NULL &&
 		    template_match(t, space_rec_entry(r)))
 			return w;
 	}
@@ -1008,7 +1009,7 @@ take_try(struct take_op *op)
 	memcpy(c.key, pd->ident.pub, IDENTITY_PUB_LEN);
 	c.mono_us = clock_mono_us();
 	w = xcalloc(1, sizeof(*w));
-	memcpy(w->id, space_rec_entry(r)->id, ENTRY_ID_LEN);
+	memcpy(w->id, space_rec_id(r), ENTRY_ID_LEN);
 	dcbor_buf_init(&b);
 	crdt_claim_signing_bytes(&b, &c, w->id);
 	identity_sign(&pd->ident, b.data, b.len, c.sig);
