@@ -8,6 +8,7 @@
  * function, call_finish(), which unlinks it, stops its timer and runs the
  * callback.
  */
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 
@@ -23,6 +24,10 @@
 #include "fleet.h"
 #include "xmalloc.h"
 
+/* A call whose answer is late by our own fault gets this much more, so often. */
+#define CTL_GRACE_MS	500
+#define CTL_GRACES	20
+
 struct ctl_call {
 	struct ctl_call	*next;
 	struct ctl	*c;
@@ -33,6 +38,7 @@ struct ctl_call {
 	ctl_cb		 cb;
 	void		*arg;
 	enum ctl_status	 st;		/* for a deferred completion */
+	int		 graces;	/* re-arms while the delay was ours */
 	char		 err[512];
 };
 
@@ -106,14 +112,40 @@ ctl_fail_all(struct ctl *c, const char *why)
 		event_active(c->flush, EV_TIMEOUT, 0);
 }
 
+/*
+ * The delay is on this side, not the peer's: the request still sits in
+ * our output buffer, or an answer waits unread in our input buffer or the
+ * socket.  On a saturated host the orchestrator itself is the process that
+ * did not get the CPU, and a peer must not be called hung for that.
+ */
+static bool
+ctl_our_delay(const struct ctl *c)
+{
+	int pending = 0;
+
+	if (c->bev == NULL)
+		return false;
+	if (evbuffer_get_length(bufferevent_get_output(c->bev)) > 0 ||
+	    evbuffer_get_length(bufferevent_get_input(c->bev)) > 0)
+		return true;
+	return ioctl(bufferevent_getfd(c->bev), FIONREAD, &pending) == 0 &&
+	    pending > 0;
+}
+
 static void
 timeout_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct ctl_call *k = arg;
+	struct timeval grace = { 0, CTL_GRACE_MS * 1000 };
 	char err[256];
 
 	(void)fd;
 	(void)what;
+	if (k->graces < CTL_GRACES && ctl_our_delay(k->c)) {
+		k->graces++;
+		evtimer_add(k->timer, &grace);
+		return;
+	}
 	snprintf(err, sizeof(err), "timeout: %s did not answer %s within %d ms",
 	    k->c->p->name, k->cmd, k->timeout_ms);
 	call_finish(k, CTL_TIMEOUT, NULL, err);

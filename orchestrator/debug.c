@@ -27,6 +27,8 @@
 #include "xmalloc.h"
 
 #define GDB_TIMEOUT_MS	30000
+#define CAPTURE_GDB_MAX	16	/* gdb for at most this many unnamed peers */
+#define CAPTURE_MS	60000	/* then only /proc views, no questions */
 
 static bool
 have_gdb(char *path, size_t len)
@@ -112,7 +114,7 @@ stopped(pid_t pid)
 }
 
 static void
-capture_stacks(const struct peer *p, const char *dir)
+capture_stacks(const struct peer *p, const char *dir, bool use_gdb)
 {
 	pid_t pid = p->peerd_pid > 0 ? p->peerd_pid : p->pid;
 	char path[700], gdb[64], pidtext[32], procp[64];
@@ -121,7 +123,7 @@ capture_stacks(const struct peer *p, const char *dir)
 	snprintf(path, sizeof(path), "%s/%d.stack.txt", dir, p->index);
 	snprintf(pidtext, sizeof(pidtext), "%d", (int)pid);
 	/* gdb cannot make a stopped process run to show its threads. */
-	if (!stopped(pid) && have_gdb(gdb, sizeof(gdb))) {
+	if (use_gdb && !stopped(pid) && have_gdb(gdb, sizeof(gdb))) {
 		char *argv[] = { gdb, (char *)"-batch", (char *)"-nx",
 		    (char *)"-p", pidtext, (char *)"-ex",
 		    (char *)"thread apply all bt full", NULL };
@@ -133,7 +135,8 @@ capture_stacks(const struct peer *p, const char *dir)
 	if ((fp = fopen(path, "a")) == NULL)
 		return;
 	fprintf(fp, "%s; kernel view of pid %d\n", stopped(pid) ?
-	    "the process is stopped (SIGSTOP), so no gdb" :
+	    "the process is stopped (SIGSTOP), so no gdb" : !use_gdb ?
+	    "gdb is kept for the named peers and the first few (a big fleet)" :
 	    "gdb was not available or failed", (int)pid);
 	snprintf(procp, sizeof(procp), "/proc/%d/wchan", (int)pid);
 	append_file(fp, procp, "wchan");
@@ -149,6 +152,7 @@ debug_capture_hang(struct run *r, const char *why)
 {
 	char dir[600], path[700], err[256];
 	FILE *sum;
+	uint64_t t0 = clock_mono_ms();
 
 	snprintf(dir, sizeof(dir), "%s/hang", r->dir);
 	mkdir(dir, 0755);
@@ -160,16 +164,26 @@ debug_capture_hang(struct run *r, const char *why)
 		    "the kernel's view), <k>.dump.json and <k>.trace.json (if "
 		    "it still answered).\n\n", (double)(clock_mono_ms() -
 		    r->t0_ms) / 1000.0, why);
-	for (int i = 0; i < r->fleet.npeers; i++) {
+	for (int i = 0, ngdb = 0; i < r->fleet.npeers; i++) {
 		struct peer *p = r->fleet.peers[i];
 		json_t *args, *res;
-		bool answered = false;
+		bool answered = false, in_time, use_gdb;
 
 		if (!fleet_live(p))
 			continue;
-		capture_stacks(p, dir);
+		/*
+		 * A big fleet's capture stays bounded: gdb for the peers the
+		 * watchdog named and the first CAPTURE_GDB_MAX others, the
+		 * kernel's view for the rest; no questions once the capture
+		 * has run CAPTURE_MS (every peer still gets its stack file).
+		 */
+		in_time = clock_mono_ms() < t0 + CAPTURE_MS;
+		use_gdb = in_time && (p->stuck || ngdb < CAPTURE_GDB_MAX);
+		if (use_gdb && !p->stuck)
+			ngdb++;
+		capture_stacks(p, dir, use_gdb);
 		args = json_pack("{s:i}", "limit", 20);
-		if (!stopped(p->peerd_pid > 0 ? p->peerd_pid : p->pid) &&
+		if (in_time && !stopped(p->peerd_pid > 0 ? p->peerd_pid : p->pid) &&
 		    (res = fleet_call(p, "dump", args, 2000, err,
 		    sizeof(err))) != NULL) {
 			snprintf(path, sizeof(path), "%s/%d.dump.json", dir, i);
