@@ -114,6 +114,31 @@ link_send_member(struct member *m, uint32_t kind, const uint8_t *body,
 	return 0;
 }
 
+/* The urgent lane (claims) is the same stub: order is not fuzzed here. */
+int
+link_send_member_urgent(struct member *m, uint32_t kind, const uint8_t *body,
+    size_t body_len)
+{
+	return link_send_member(m, kind, body, body_len);
+}
+
+/* Nothing is queued by these stubs: every frame has "left". */
+size_t
+link_mark_all(struct link_mark *out, size_t max)
+{
+	(void)out;
+	(void)max;
+	return 0;
+}
+
+bool
+link_mark_left(const struct link_mark *m, size_t n)
+{
+	(void)m;
+	(void)n;
+	return true;
+}
+
 int
 link_send_member_data(struct member *m, uint32_t kind, const uint8_t *body,
     size_t body_len, const struct link_payload *pl)
