@@ -34,21 +34,7 @@
 #include "trace.h"
 #include "view.h"
 
-struct peerd		*pd;
-static struct peerd	 td;
-
-void
-peerd_shutdown(const char *why)
-{
-	(void)why;
-	pd->stopping = true;
-}
-
-uint64_t
-peerd_uptime_us(void)
-{
-	return clock_mono_us() - pd->start_us;
-}
+#include "peerd_stub.h"
 
 /* ---- the fake link layer ------------------------------------------------ */
 
