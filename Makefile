@@ -1,4 +1,4 @@
-# Plain Makefile for the fleet lab (DESIGN 11.9).
+# Plain Makefile for the fleet lab (one file, composed flags, -MMD dependencies).
 #
 #   make                 build/libcommon.a and every program that has sources
 #   make check           build and run every test (unit, fleet)

@@ -1,5 +1,5 @@
 /*
- * bench.h: the microbenchmark harness (build/bench, DESIGN 10).
+ * bench.h: the microbenchmark harness (build/bench, BENCHMARKS.md).
  *
  * A family is one file, bench/bench_<family>.c, that defines
  * 'const struct bench_family bench_family_<family>' holding a table of rows.

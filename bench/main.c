@@ -1,6 +1,6 @@
 /*
  * main.c: build/bench, a small JMH-like harness over the families listed in
- * bench.h (DESIGN 10; BENCHMARKS.md has the figures and how to read them).
+ * bench.h (BENCHMARKS.md has the figures and how to read them).
  *
  *   build/bench [-l] [--json] [--quick] [--samples N] [FILTER...]
  *

@@ -1,6 +1,7 @@
 /*
  * base58.h: base58btc (the Bitcoin alphabet), as used by multibase "z"
- * PeerIds (REFERENCE.md "Wire").  Each leading zero byte is one leading '1'.
+ * PeerIds (docs/protocol.md section 2).  Each leading zero byte is one
+ * leading '1'.
  * No allocation: both directions work in the caller's output buffer.
  * Quadratic in the input length, meant for ids and keys, not for bulk data.
  */

@@ -2,7 +2,7 @@
  * clock.h: the monotonic microsecond clock shared by every process on a
  * host.  Writers stamp entries with it so that latencies across processes
  * (write-to-visible, write-to-take) can be measured on one machine; the
- * HLC's millisecond physical part is for ordering only (DESIGN 8).
+ * HLC's millisecond physical part is for ordering only (docs/report.md).
  */
 #ifndef CLOCK_H
 #define CLOCK_H

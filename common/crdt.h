@@ -1,5 +1,5 @@
 /*
- * crdt.h: the replicated state of entries (REFERENCE.md "Entry state CRDT",
+ * crdt.h: the replicated state of entries (docs/protocol.md section 6,
  * "Claim merge", "The lease-race take").
  *
  * Per entry:

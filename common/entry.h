@@ -1,5 +1,5 @@
 /*
- * entry.h: one tuple-space entry (REFERENCE.md "Entries and templates").
+ * entry.h: one tuple-space entry (docs/protocol.md section 6).
  *
  * An entry is immutable once built: its signed part (the "body") is kept
  * as the exact canonical CBOR bytes that were hashed and signed, and the

@@ -1,5 +1,5 @@
 /*
- * frame.h: the signed wire frame (REFERENCE.md "Wire"; docs/protocol.md).
+ * frame.h: the signed wire frame (docs/protocol.md sections 1 and 2).
  *
  * On the wire: a 4-byte big-endian length L (1 <= L <= cap), then L bytes
  * of canonical CBOR:

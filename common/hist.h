@@ -1,5 +1,5 @@
 /*
- * hist.h: mergeable log-linear latency histograms (DESIGN 8), after
+ * hist.h: mergeable log-linear latency histograms (docs/report.md), after
  * HdrHistogram.
  *
  * Values are microseconds.  Below 256 every value has its own bucket; above,

@@ -1,5 +1,6 @@
 /*
- * hlc.h: hybrid logical clock (Kulkarni et al.), as REFERENCE.md "Clock".
+ * hlc.h: hybrid logical clock (Kulkarni et al.), as docs/protocol.md
+ * section 2 gives it.
  *
  * A stamp is (physical ms, logical counter, node); order is physical, then
  * logical, then node.  The logical counter saturates and never wraps.

@@ -2,7 +2,7 @@
  * identity.h: a peer's Ed25519 identity (OpenSSL 3 EVP).
  *
  * PeerId = multibase base58btc ("z" prefix) of SHA-256 of the raw 32-byte
- * public key (REFERENCE.md "Wire").  The 32-byte digest is the binary id
+ * public key (docs/protocol.md section 2).  The 32-byte digest is the binary id
  * used in frames; its first 8 bytes (big-endian) are the HLC node.
  * Keys are stored in DIR/identity.key (PKCS#8 PEM, mode 0600).
  * Signing and verifying keep per-process OpenSSL state (a verify cache of

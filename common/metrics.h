@@ -1,5 +1,5 @@
 /*
- * metrics.h: peerd's counters and latency histograms (DESIGN 8).
+ * metrics.h: peerd's counters and latency histograms (docs/report.md).
  *
  * Every counter is declared once, in the X-macro lists below, and those
  * lists produce the struct, the reset, the sum and the JSON, so a counter

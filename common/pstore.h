@@ -1,5 +1,6 @@
 /*
- * pstore.h: the file-backed piece store of one blob (DESIGN 7, the seed's
+ * pstore.h: the file-backed piece store of one blob (docs/protocol.md
+ * section 9, the seed's
  * ContentSwarmStress).
  *
  * A store is a directory holding three files:

@@ -1,5 +1,6 @@
 /*
- * seal.h: AES-256-GCM under a group key (REFERENCE.md "Group keys").
+ * seal.h: AES-256-GCM under a group key: sealed = nonce || ciphertext || tag
+ * (described below).
  *
  *   sealed = nonce(12, random) || ciphertext || tag(16)
  *   associated data = space id | entry id [| epoch, 8 bytes big-endian]

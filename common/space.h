@@ -1,5 +1,5 @@
 /*
- * space.h: the local replica of one tuple space (DESIGN.md 6).
+ * space.h: the local replica of one tuple space (docs/protocol.md section 6).
  *
  * A space holds records: a signed entry, its CRDT state and the winning
  * take claim (crdt.h).  The daemon composes the verbs from these calls:

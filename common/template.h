@@ -1,5 +1,5 @@
 /*
- * template.h: entry templates (REFERENCE.md "Entries and templates").
+ * template.h: entry templates (docs/protocol.md section 6).
  *
  * A template is a type and a conjunction of conditions on fields:
  *

@@ -1,5 +1,5 @@
 /*
- * report.h: the report bundle of a finished run (DESIGN 8): run.json,
+ * report.h: the report bundle of a finished run (docs/report.md): run.json,
  * report.json (the machine-readable contract, docs/report.md),
  * report.md (for people), report.csv (one row per measure and statistic,
  * exact values, runs concatenate) and report.html (html.h).

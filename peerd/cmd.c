@@ -557,7 +557,7 @@ struct notify_sub {
 static const char *const notify_names[] = { "WRITTEN", "TAKEN",
     "COMPLETED", "EXPIRED", "REAPPEARED" };
 
-/* REFERENCE.md's upper-case event names. */
+/* the upper-case event names of docs/control.md (notify). */
 static const char *
 notify_name(enum space_event ev)
 {

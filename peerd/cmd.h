@@ -1,5 +1,5 @@
 /*
- * cmd.h: the one command table of the control socket (DESIGN 4, 11.2).
+ * cmd.h: the one command table of the control socket (docs/control.md; after tmux's cmd_table).
  *
  * Each entry names a command, its argument spec and its handler.  Lookup
  * and argument checks (an object, known names only, required ones present,

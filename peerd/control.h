@@ -1,5 +1,5 @@
 /*
- * control.h: the JSON control socket (DESIGN 4).
+ * control.h: the JSON control socket (docs/control.md).
  *
  * A Unix stream socket, mode 0600.  Newline-delimited JSON, one object a
  * line: {"id": .., "cmd": "..", "args": {..}}.  Each request becomes a

@@ -1,5 +1,5 @@
 /*
- * load.h: workloads that run inside the peer (DESIGN 7), so a measurement
+ * load.h: workloads that run inside the peer (docs/control.md, load), so a measurement
  * never includes a control-socket round trip per operation.  A write load
  * writes N entries at a rate; a take load runs K workers, each looping
  * take then complete.  The orchestrator starts, polls, stops and collects

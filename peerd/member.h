@@ -94,7 +94,7 @@ json_t		*member_list_json(void);
 void		 member_set_state(struct member *m, enum member_state s,
 		    const char *why);
 /*
- * The receiver checks of REFERENCE.md that belong to the sender, in order:
+ * The receiver checks of docs/protocol.md section 5 that belong to the sender, in order:
  * quarantine, age (--max-age-s), future stamp (a strike; --strikes of them
  * quarantine it for --quarantine-s), replay (the stamp must pass the last
  * accepted one), rate (a token bucket).  true: accept (the replay guard and

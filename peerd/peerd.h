@@ -2,7 +2,7 @@
  * peerd.h: the peer daemon's shared state.
  *
  * One process, one libevent loop, no threads.  struct peerd holds the
- * configuration (every knob of REFERENCE.md's timing constants and the
+ * configuration (every knob of docs/scenarios.md and the
  * limits), the identity, the clock, the replica and the subsystems:
  * control.c (the JSON control socket), cmd.c (the one command table),
  * link.c (links and their state machine) over transport.c (TCP or TLS),
@@ -43,7 +43,7 @@ struct peerd_conf {
 	bool		 test_hooks;	/* enables the "debug" command */
 	bool		 direct_io;	/* fetched pieces: O_DIRECT + cache */
 
-	/* timing (REFERENCE.md "Timing constants"), milliseconds */
+	/* timing (the knob table of docs/scenarios.md), milliseconds */
 	uint32_t	 settle_ms;
 	uint32_t	 take_retry_ms;
 	uint32_t	 take_lease_ms;

@@ -1,7 +1,7 @@
 /*
  * replica.c: the replicated space of this peer (see replica.h).
  *
- * The lease-race take (REFERENCE.md): pick the first visible candidate
+ * The lease-race take (docs/protocol.md section 6): pick the first visible candidate
  * with no active claim, make a claim (epoch + 1, fresh stamp, bid 0,
  * expiry now + take lease), sign it, merge it locally and spread it; after
  * the settle window the taker has won only if the merged winner is still

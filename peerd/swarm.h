@@ -1,5 +1,5 @@
 /*
- * swarm.h: the content swarm (DESIGN 7, the seed's ContentSwarmStress;
+ * swarm.h: the content swarm (docs/protocol.md section 9, the seed's ContentSwarmStress;
  * docs/protocol.md "Content swarm").
  *
  * A blob is published as a manifest (common/manifest.h) and pieces kept in

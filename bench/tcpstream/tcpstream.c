@@ -1,5 +1,5 @@
 /*
- * tcpstream.c: the same-run baseline for the content swarm (DESIGN 10):
+ * tcpstream.c: the same-run baseline for the content swarm (BENCHMARKS.md):
  * one plain TCP stream between two processes on 127.0.0.1, no framing, no
  * signatures, no hashing.  The parent listens on port 0 and reads; a
  * forked child connects and writes the bytes.  The clock runs from the

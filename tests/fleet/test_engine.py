@@ -150,7 +150,8 @@ def test_unwaited_writes_lost_on_purpose_are_reported_lost():
         steps = [{"action": "start"}, {"action": "wait", "until": "connected"},
                  {"action": "fault", "partition": [[0], [1, 2]]},
                  {"action": "write", "peer": 0, "count": 40, "wait": False},
-                 {"action": "sleep", "ms": 1500},
+                 {"action": "wait", "until": "metric",
+                  "metric": "counters.space.writes", "op": ">=", "value": 40},
                  {"action": "kill", "peer": 0}]
         rc, err, rep = history_run(out, steps, [
             {"name": "all lost", "metric": "history.lost", "op": "==",

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The control socket contract (DESIGN 4) against one real peerd:
+"""The control socket contract (docs/control.md) against one real peerd:
 every error code for bad input, the line cap, the peer surviving it all,
 --hold, and a clean TERM that removes the socket."""
 import os

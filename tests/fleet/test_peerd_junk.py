@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Nothing a peer receives can crash it: junk on the TCP port closes that
-link, is counted by reason, and the peer goes on serving (REFERENCE.md
-receiver checks; DESIGN 11.5)."""
+link, is counted by reason, and the peer goes on serving (docs/protocol.md
+section 5)."""
 import errno
 import os
 import random

@@ -1,5 +1,5 @@
 /*
- * fuzz_control.c: libFuzzer target for the control-line path (DESIGN 4):
+ * fuzz_control.c: libFuzzer target for the control-line path (docs/control.md):
  * line splitting and the line cap (control.c), JSON parsing, the command
  * table's lookup and argument checks (cmd.c) and every handler behind it.
  *
