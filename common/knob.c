@@ -51,12 +51,3 @@ knob_find(const char *name)
 			return &knob_table[i];
 	return NULL;
 }
-
-int
-knob_level(const char *level)
-{
-	for (int i = 0; knob_levels[i] != NULL; i++)
-		if (strcmp(knob_levels[i], level) == 0)
-			return i;
-	return -1;
-}

@@ -116,8 +116,6 @@ extern const char *const	 knob_take_modes[];
 
 /* The row named name (without "--"), or NULL. */
 const struct knob	*knob_find(const char *name);
-/* The index of level in knob_levels[], or -1. */
-int			 knob_level(const char *level);
 /* A word type's values (NULL-terminated), or NULL for U32 and SWITCH. */
 const char *const	*knob_words(const struct knob *k);
 /* The index of word in k's values, or -1. */

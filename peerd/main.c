@@ -131,6 +131,7 @@ opt_u32(const char *name, const char *arg, uint32_t min, uint32_t max)
 	return (uint32_t)v;
 }
 
+/* The index of arg among a word knob's values; fatal if it is none. */
 static int
 opt_word(const struct knob *k, const char *arg)
 {
@@ -148,15 +149,6 @@ opt_word(const struct knob *k, const char *arg)
 	fatalx("--%s: expected one of %s, got \"%s\"", k->name, list, arg);
 }
 
-static const char *
-opt_level(const char *name, const char *arg)
-{
-	if (knob_level(arg) == -1)
-		fatalx("--%s: expected error, warn, info or debug, got \"%s\"",
-		    name, arg);
-	return arg;
-}
-
 /* Lay one knob's flag over c (its row in KNOBS() found by name). */
 static void
 knob_set(struct peerd_conf *c, const char *name, const char *arg)
@@ -167,7 +159,7 @@ knob_set(struct peerd_conf *c, const char *name, const char *arg)
 #define KNOB_PARSE_U32(f)	c->f = opt_u32(k->name, arg, \
 				    (uint32_t)k->min, (uint32_t)k->max)
 #define KNOB_PARSE_SWITCH(f)	c->f = true
-#define KNOB_PARSE_LEVEL(f)	c->f = opt_level(k->name, arg)
+#define KNOB_PARSE_LEVEL(f)	c->f = knob_levels[opt_word(k, arg)]
 #define KNOB_PARSE_METHOD(f)	c->f = (uint32_t)opt_word(k, arg)
 #define KNOB_PARSE_TAKEMODE(f)	c->f = (uint32_t)opt_word(k, arg)
 #define KNOB_APPLY(flag, field, type, min, max, def, help) \

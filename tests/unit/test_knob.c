@@ -95,8 +95,8 @@ START_TEST(defaults_come_from_list)
 	ck_assert_str_eq(c.log_level, "info");
 	ck_assert(!c.test_hooks);
 	ck_assert_ptr_null(knob_find("nope"));
-	ck_assert_int_eq(knob_level("debug"), 3);
-	ck_assert_int_eq(knob_level("loud"), -1);
+	ck_assert_int_eq(knob_word(knob_find("log-level"), "debug"), 3);
+	ck_assert_int_eq(knob_word(knob_find("log-level"), "loud"), -1);
 }
 END_TEST
 
