@@ -1,5 +1,5 @@
 /*
- * link.c: links, their state machine, framing and receiver checks
+ * link.c: links, their state machine and the send path
  * (see link.h).  Sockets are libevent bufferevents; a link is never freed
  * inside its own callback: link_close marks it DEAD and the reaper event
  * frees it, clearing the member's back-pointer.  What carries the bytes
@@ -8,8 +8,11 @@
  * the link (frame_open_channel).  The link layer knows no
  * consumer: modules register handlers for their frame kinds
  * (link_register) and observe links going up and down (link_observe);
- * it calls nothing above it.
+ * it calls nothing above it.  The handshake is handshake.c's, the receive
+ * path (two-stage reads, receiver checks) rx.c's; link_int.h is what the
+ * three share.
  */
+#include <sys/queue.h>
 #include <sys/socket.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -32,61 +35,21 @@
 #include "dcbor.h"
 #include "fault.h"
 #include "frame.h"
+#include "handshake.h"
 #include "link.h"
+#include "link_int.h"
 #include "log.h"
 #include "member.h"
-#include "stats.h"
 #include "peerd.h"
+#include "rx.h"
+#include "stats.h"
 #include "trace.h"
 #include "transport.h"
 #include "xmalloc.h"
 
-#define LINK_NONCE_LEN		LINK_HELLO_NONCE
 #define LINK_IO_CHUNK		(1u << 20)	/* bytes a wakeup, each way */
-#define LINK_DIRECT_MIN		(64u << 10)	/* a frame's rest read directly */
-#define LINK_LOWAT_MAX		(256u << 10)	/* bytes a wakeup in a frame */
-#define LINK_RX_POOL		8		/* idle frame buffers kept */
-#define LINK_RX_POOL_MAX	((4u << 20) + (64u << 10)) /* a piece's frame */
 #define LINK_OBSERVERS_MAX	8
 #define LINK_BULK_LOWAT		(64u << 10)	/* bulk waits above this */
-
-struct link {
-	TAILQ_ENTRY(link)	 entry;
-	uint64_t		 serial;
-	enum link_state		 state;
-	bool			 outbound;
-	struct bufferevent	*bev;
-	char			 remote[64];	/* address:port of the socket */
-	uint32_t		 ip;		/* its IPv4 address (accepted) */
-	char			 dialed[64];	/* what we dialed, if outbound */
-	struct member		*member;	/* known after their hello */
-	bool			 authed;	/* the transport proved chan_id */
-	uint8_t			 chan_pub[IDENTITY_PUB_LEN];
-	uint8_t			 chan_id[IDENTITY_ID_LEN];
-	uint8_t			 nonce[LINK_NONCE_LEN];
-	bool			 have_len;	/* two-stage read */
-	uint32_t		 need;
-	uint32_t		 lowat;		/* SO_RCVLOWAT set; 0: default */
-	struct event		*rx_ev;		/* reading a large frame directly */
-	uint8_t			*rx;		/* its buffer (need bytes) */
-	size_t			 rx_cap, rx_got;
-	uint64_t		 up_ms;
-	uint64_t		 born_ms;	/* for the handshake timeout */
-	uint64_t		 frames_in, frames_out, bytes_in, bytes_out;
-	uint64_t		 delay_until_us; /* keeps delayed frames ordered */
-	/*
-	 * The send path has two lanes.  Urgent frames go straight into the
-	 * output buffer; bulk frames wait whole in 'bulk' while the output
-	 * holds LINK_BULK_LOWAT bytes or more, so an urgent frame waits
-	 * behind at most that much.  q_added counts the bytes put into the
-	 * output buffer (plus delayed frames still pending), q_left the
-	 * bytes the output buffer has handed to the kernel.
-	 */
-	struct evbuffer		*bulk;
-	struct evbuffer_cb_entry *out_cb;
-	uint64_t		 q_added, q_left, q_delayed;
-	char			 close_why[96];
-};
 
 static TAILQ_HEAD(, link)	 links = TAILQ_HEAD_INITIALIZER(links);
 static struct evconnlistener	*listener;
@@ -103,7 +66,6 @@ static const char *const link_state_names[] = {
 #undef LINK_STATE_NAME
 };
 
-static void	link_read_cb(struct bufferevent *, void *);
 static void	link_event_cb(struct bufferevent *, short, void *);
 
 void
@@ -126,7 +88,7 @@ link_observe(link_observer_fn fn)
 	observers[nobservers++] = fn;
 }
 
-static void
+void
 link_notify(struct member *m, bool up)
 {
 	for (size_t i = 0; i < nobservers; i++)
@@ -169,7 +131,7 @@ link_count(void)
 }
 
 /* Links that count against --max-links: proven ones and our own dials. */
-static uint32_t
+uint32_t
 link_count_budget(const struct link *except)
 {
 	struct link *l;
@@ -208,47 +170,6 @@ link_count_unproven(uint32_t ip, struct link **victim)
 	return n;
 }
 
-/*
- * Buffers for large frames read directly (link_rx_cb), kept for reuse so
- * that a stream of pieces does not allocate (and fault in) a fresh MiB
- * each.
- */
-static struct rxbuf {
-	uint8_t	*p;
-	size_t	 cap;
-} rx_pool[LINK_RX_POOL];
-static size_t	 rx_npool;
-
-static uint8_t *
-rx_get(size_t need, size_t *cap)
-{
-	uint8_t *p;
-
-	if (rx_npool == 0) {
-		*cap = need;
-		return xmalloc(need);
-	}
-	p = rx_pool[--rx_npool].p;
-	*cap = rx_pool[rx_npool].cap;
-	if (*cap < need) {
-		p = xreallocarray(p, need, 1);
-		*cap = need;
-	}
-	return p;
-}
-
-static void
-rx_put(uint8_t *p, size_t cap)
-{
-	if (p == NULL)
-		return;
-	if (rx_npool == LINK_RX_POOL || cap > LINK_RX_POOL_MAX) {
-		free(p);
-		return;
-	}
-	rx_pool[rx_npool].p = p;
-	rx_pool[rx_npool++].cap = cap;
-}
 
 static void
 link_reap(evutil_socket_t fd, short ev, void *arg)
@@ -316,7 +237,7 @@ link_close(struct link *l, const char *why)
 	event_active(reaper_ev, EV_TIMEOUT, 0);
 }
 
-static void
+void
 link_set_state(struct link *l, enum link_event ev)
 {
 	int next = link_fsm_next(l->state, ev);
@@ -328,6 +249,27 @@ link_set_state(struct link *l, enum link_event ev)
 	trace_add("link", "#%llu %s -> %s", (unsigned long long)l->serial,
 	    link_state_name(l->state), link_state_name((enum link_state)next));
 	l->state = (enum link_state)next;
+}
+
+/* Hand a checked frame on an UP link to the handler of its kind. */
+void
+link_dispatch(struct link *l, const struct frame *f)
+{
+	const char *why = "malformed frame body";
+
+	if (f->kind == FRAME_BYE) {
+		link_close(l, "peer said bye");
+		return;
+	}
+	if (f->kind >= FRAME_KIND_MAX || handlers[f->kind] == NULL ||
+	    f->kind == FRAME_CHANNEL_HELLO) {
+		pd_count(unhandled_kind);
+		trace_add("frame", "#%llu unhandled kind %s",
+		    (unsigned long long)l->serial, frame_kind_name(f->kind));
+		return;
+	}
+	if (handlers[f->kind](l->member, f, &why) == -1)
+		link_close(l, why);
 }
 
 /* ---- sending ----------------------------------------------------------- */
@@ -501,7 +443,7 @@ link_out_cb(struct evbuffer *buf, const struct evbuffer_cb_info *info,
  * Sign and queue one frame on l: an urgent one (and the handshake) straight
  * into the output buffer, a bulk one behind whatever bulk still waits.
  */
-static int
+int
 link_send_to(struct link *l, uint32_t kind, const uint8_t *to,
     const uint8_t *body, size_t body_len, struct link_payload *pl,
     bool urgent)
@@ -685,392 +627,6 @@ link_send_member_data(struct member *m, uint32_t kind, const uint8_t *body,
 	return rc;
 }
 
-/* ---- the handshake ----------------------------------------------------- */
-
-void
-link_hello_encode(struct dcbor_buf *b, const struct link_hello *h)
-{
-	dcbor_put_map(b, 4);
-	dcbor_put_cstr(b, "addr");
-	dcbor_put_cstr(b, h->addr);
-	dcbor_put_cstr(b, "echo");
-	dcbor_put_bytes(b, h->echo, h->echo_len);
-	dcbor_put_cstr(b, "name");
-	dcbor_put_cstr(b, h->name);
-	dcbor_put_cstr(b, "nonce");
-	dcbor_put_bytes(b, h->nonce, h->nonce_len);
-}
-
-static void
-link_send_hello(struct link *l, const uint8_t *echo, size_t echo_len)
-{
-	struct link_hello h;
-	struct dcbor_buf b;
-
-	memset(&h, 0, sizeof(h));
-	snprintf(h.addr, sizeof(h.addr), "%s", pd->listen_addr);
-	snprintf(h.name, sizeof(h.name), "%s", pd->conf.name);
-	h.echo = echo;
-	h.echo_len = echo_len;
-	h.nonce = l->nonce;
-	h.nonce_len = LINK_NONCE_LEN;
-	dcbor_buf_init(&b);
-	link_hello_encode(&b, &h);
-	link_send_to(l, FRAME_CHANNEL_HELLO, NULL, b.data, b.len, NULL, true);
-	dcbor_buf_free(&b);
-}
-
-int
-link_hello_parse(const uint8_t *p, size_t len, struct link_hello *h)
-{
-	struct dcbor_rd rd;
-	uint64_t n;
-
-	memset(h, 0, sizeof(*h));
-	dcbor_rd_init(&rd, p, len);
-	if (dcbor_get_map(&rd, &n) == -1 || n != 4)
-		return -1;
-	for (uint64_t i = 0; i < n; i++) {
-		const char *k;
-		size_t klen;
-
-		if (dcbor_get_text(&rd, &k, &klen) == -1)
-			return -1;
-		if (dcbor_text_is(k, klen, "addr")) {
-			if (dcbor_get_cstr(&rd, h->addr, sizeof(h->addr)) == -1)
-				return -1;
-		} else if (dcbor_text_is(k, klen, "name")) {
-			if (dcbor_get_cstr(&rd, h->name, sizeof(h->name)) == -1)
-				return -1;
-		} else if (dcbor_text_is(k, klen, "echo")) {
-			if (dcbor_get_bytes(&rd, &h->echo, &h->echo_len) == -1)
-				return -1;
-		} else if (dcbor_text_is(k, klen, "nonce")) {
-			if (dcbor_get_bytes(&rd, &h->nonce, &h->nonce_len) == -1)
-				return -1;
-		} else
-			return -1;
-	}
-	if (h->nonce_len != LINK_HELLO_NONCE ||
-	    (h->echo_len != 0 && h->echo_len != LINK_HELLO_NONCE))
-		return -1;
-	return dcbor_left(&rd) == 0 ? 0 : -1;
-}
-
-/* Keep one link per peer: the one dialed by the lower id wins. */
-static bool
-link_keep_over(const struct link *a, const struct link *b)
-{
-	const uint8_t *a_dialer = a->outbound ? pd->ident.id : a->member->id;
-	const uint8_t *b_dialer = b->outbound ? pd->ident.id : b->member->id;
-	int c = memcmp(a_dialer, b_dialer, IDENTITY_ID_LEN);
-
-	return c != 0 ? c < 0 : a->serial < b->serial;
-}
-
-static void
-link_up(struct link *l)
-{
-	struct member *m = l->member;
-
-	if (m->link != NULL && m->link != l) {
-		if (link_keep_over(m->link, l)) {
-			pd_count(links_duplicate);
-			link_close(l, "duplicate link to the same peer");
-			return;
-		}
-		pd_count(links_duplicate);
-		link_close(m->link, "duplicate link to the same peer");
-	}
-	if (link_count_budget(l) >= pd->conf.max_links) {
-		pd_count_limit(LINKS);
-		link_close(l, "link limit reached");
-		return;
-	}
-	m->link = l;
-	m->dial = true;
-	m->backoff_ms = 0;
-	l->up_ms = clock_mono_ms();
-	pd_count(links_up);
-	member_heard(m);
-	log_info("link #%llu up with %s (%s) at %s",
-	    (unsigned long long)l->serial, m->name, m->peer_id, m->addr);
-	link_notify(m, true);
-}
-
-static void
-link_hello(struct link *l, const struct frame *f)
-{
-	struct link_hello h;
-	struct member *m;
-
-	if (link_hello_parse(f->body, f->body_len, &h) == -1) {
-		pd_count(bad_body);
-		pd_count_handshake(BAD_HELLO);
-		link_close(l, "malformed channel_hello body");
-		return;
-	}
-	if (memcmp(f->from, pd->ident.id, IDENTITY_ID_LEN) == 0) {
-		pd_count_handshake(SELF);
-		link_close(l, "connected to ourselves");
-		return;
-	}
-	if (l->state == LINK_HELLO_SENT) {
-		if (h.echo_len != 0) {
-			pd_count_handshake(PROOF_BEFORE_HELLO);
-			link_close(l, "protocol: proof before hello");
-			return;
-		}
-		m = member_get(f->from, h.name, h.addr);
-		/* On an authenticated channel from is its peer (link_frame). */
-		memcpy(m->pub, l->authed ? l->chan_pub : f->key,
-		    IDENTITY_PUB_LEN);
-		m->have_pub = true;
-		l->member = m;
-		m->last_stamp = f->stamp;
-		link_set_state(l, LINK_EV_HELLO);
-		link_send_hello(l, h.nonce, h.nonce_len);
-		return;
-	}
-	/* PROOF_SENT: this must be their proof, echoing our nonce. */
-	if (h.echo_len != LINK_NONCE_LEN ||
-	    memcmp(h.echo, l->nonce, LINK_NONCE_LEN) != 0) {
-		pd_count_handshake(WRONG_ECHO);
-		link_close(l, "handshake: proof does not echo our nonce");
-		return;
-	}
-	if (memcmp(f->from, l->member->id, IDENTITY_ID_LEN) != 0) {
-		pd_count_handshake(WRONG_KEY);
-		link_close(l, "handshake: proof signed by another key");
-		return;
-	}
-	l->member->last_stamp = f->stamp;
-	link_set_state(l, LINK_EV_PROOF);
-	if (l->state == LINK_UP)
-		link_up(l);
-}
-
-/* ---- receiving --------------------------------------------------------- */
-
-/* The receiver checks once the link is up (docs/protocol.md 5). true: accept. */
-static bool
-link_check(struct link *l, const struct frame *f)
-{
-	struct member *m = l->member;
-	uint64_t wall = hlc_wall_ms(), now = clock_mono_ms();
-	enum metrics_reject why;
-
-	if (memcmp(f->from, m->id, IDENTITY_ID_LEN) != 0) {
-		pd_count_reject(NOT_MEMBER);
-		link_close(l, "frame from a peer other than the link's");
-		return false;
-	}
-	if (f->to_any || memcmp(f->to, pd->ident.id, IDENTITY_ID_LEN) != 0) {
-		pd_count_reject(WRONG_TO);
-		return false;
-	}
-	if (fault_on_recv(m->id)) {
-		pd_count(fault_dropped_in);
-		return false;
-	}
-	if (!member_admit(m, &f->stamp, wall, now, &why)) {
-		pd_metrics.rejected[why]++;
-		return false;
-	}
-	hlc_update(&pd->hlc, &f->stamp, wall, NULL);
-	member_heard(m);
-	return true;
-}
-
-static void
-link_frame(struct link *l, const uint8_t *buf, size_t len)
-{
-	struct frame f;
-	const char *why = "malformed frame body";
-	int rc;
-
-	l->frames_in++;
-	l->bytes_in += len + FRAME_LEN_PREFIX;
-	if ((rc = frame_open_channel(buf, len, &f, l->authed ? l->chan_id :
-	    NULL)) != FRAME_OK) {
-		pd_count_bad(rc);
-		trace_add("frame", "#%llu bad frame from %s: %s",
-		    (unsigned long long)l->serial, l->remote,
-		    frame_strerror(rc));
-		link_close(l, frame_strerror(rc));
-		return;
-	}
-	pd_count_kind_in(f.kind, len + FRAME_LEN_PREFIX);
-	if (l->state != LINK_UP) {
-		if (f.kind != FRAME_CHANNEL_HELLO) {
-			if (l->state == LINK_PROOF_SENT)
-				pd_count_handshake(FRAME_BEFORE_PROOF);
-			else
-				pd_count_handshake(FRAME_BEFORE_HELLO);
-			link_close(l, "protocol: frame before the handshake");
-			return;
-		}
-		link_hello(l, &f);
-		return;
-	}
-	if (!link_check(l, &f))
-		return;
-	l->member->frames_in++;
-	if (f.kind == FRAME_BYE) {
-		link_close(l, "peer said bye");
-		return;
-	}
-	if (f.kind >= FRAME_KIND_MAX || handlers[f.kind] == NULL ||
-	    f.kind == FRAME_CHANNEL_HELLO) {
-		pd_count(unhandled_kind);
-		trace_add("frame", "#%llu unhandled kind %s",
-		    (unsigned long long)l->serial, frame_kind_name(f.kind));
-		return;
-	}
-	if (handlers[f.kind](l->member, &f, &why) == -1)
-		link_close(l, why);
-}
-
-/* The stream ended inside a frame (its length or its body). */
-static void
-link_truncated(struct link *l)
-{
-	pd_count(truncated);
-	trace_add("frame", "#%llu truncated frame from %s, then end of stream",
-	    (unsigned long long)l->serial, l->remote);
-	link_close(l, "truncated frame: end of stream inside a frame");
-}
-
-/*
- * While the rest of a large frame is on its way, have the socket wake us
- * only when a good part of it can be read (SO_RCVLOWAT) rather than on
- * each segment.  The mark never exceeds what the frame still lacks, or
- * we could wait for bytes the sender does not have; the kernel also
- * wakes us on EOF or an error, and caps the mark at half its receive
- * buffer.  0 restores the default (a wakeup per byte available).
- */
-static void
-link_lowat(struct link *l, size_t rest)
-{
-	uint32_t want = rest > LINK_LOWAT_MAX ? LINK_LOWAT_MAX :
-	    (uint32_t)rest;
-	int v = want ? (int)want : 1;
-
-	if (want == l->lowat || (want > 0 && want > l->lowat && l->lowat > 0))
-		return;		/* lowering is needed; raising can wait */
-	if (setsockopt(bufferevent_getfd(l->bev), SOL_SOCKET, SO_RCVLOWAT,
-	    &v, sizeof(v)) == 0)
-		l->lowat = want;
-}
-
-/*
- * The rest of a large frame, read straight from the socket into one
- * buffer: libevent 2.1's evbuffer reads at most 4 KiB a wakeup, which for
- * a 1 MiB piece meant 256 wakeups of three system calls each, then a copy
- * to make the frame contiguous.  The bufferevent's reading is off
- * meanwhile (its input buffer is empty: every byte it held went into the
- * frame), and is back on once the frame is dispatched.
- */
-static void
-link_rx_cb(evutil_socket_t fd, short ev, void *arg)
-{
-	struct link *l = arg;
-	uint8_t *buf;
-	size_t cap;
-	ssize_t n;
-
-	(void)ev;
-	n = recv(fd, l->rx + l->rx_got, l->need - l->rx_got, 0);
-	if (n == 0) {
-		event_del(l->rx_ev);
-		link_truncated(l);	/* EOF inside a frame, by construction */
-		return;
-	}
-	if (n == -1 && errno != EAGAIN && errno != EWOULDBLOCK &&
-	    errno != EINTR) {
-		event_del(l->rx_ev);
-		link_close(l, strerror(errno));
-		return;
-	}
-	if (n == -1)
-		return;
-	l->rx_got += (size_t)n;
-	if (l->rx_got < l->need) {
-		link_lowat(l, l->need - l->rx_got);
-		return;
-	}
-	event_del(l->rx_ev);
-	link_lowat(l, 0);
-	buf = l->rx;
-	cap = l->rx_cap;
-	l->rx = NULL;
-	l->have_len = false;
-	link_frame(l, buf, l->need);
-	rx_put(buf, cap);
-	if (l->state != LINK_DEAD)
-		bufferevent_enable(l->bev, EV_READ);
-}
-
-static void
-link_rx_start(struct link *l, struct evbuffer *in, size_t avail)
-{
-	int fd = bufferevent_getfd(l->bev);
-
-	if (l->rx_ev == NULL)
-		l->rx_ev = event_new(pd->base, fd, EV_READ | EV_PERSIST,
-		    link_rx_cb, l);
-	if (l->rx_ev == NULL)
-		return;		/* read it through the bufferevent */
-	l->rx = rx_get(l->need, &l->rx_cap);
-	l->rx_got = (size_t)evbuffer_remove(in, l->rx, avail);
-	bufferevent_disable(l->bev, EV_READ);
-	event_add(l->rx_ev, NULL);
-	link_lowat(l, l->need - l->rx_got);
-}
-
-static void
-link_read_cb(struct bufferevent *bev, void *arg)
-{
-	struct link *l = arg;
-	struct evbuffer *in = bufferevent_get_input(bev);
-	uint8_t hdr[FRAME_LEN_PREFIX];
-	int rc;
-
-	while (l->state != LINK_DEAD) {
-		size_t avail = evbuffer_get_length(in);
-
-		if (!l->have_len) {
-			if (avail < FRAME_LEN_PREFIX)
-				return;
-			evbuffer_copyout(in, hdr, sizeof(hdr));
-			rc = frame_read_len(hdr, sizeof(hdr), pd->conf.max_frame,
-			    &l->need);
-			if (rc != FRAME_OK) {
-				pd_count_bad(rc);
-				if (rc == FRAME_ETOOBIG)
-					pd_count_limit(FRAME_SIZE);
-				trace_add("frame", "#%llu bad length from %s: %s",
-				    (unsigned long long)l->serial, l->remote,
-				    frame_strerror(rc));
-				link_close(l, frame_strerror(rc));
-				return;
-			}
-			evbuffer_drain(in, FRAME_LEN_PREFIX);
-			l->have_len = true;
-			avail -= FRAME_LEN_PREFIX;
-		}
-		if (avail < l->need) {
-			/* Only a proven peer gets a buffer before its bytes. */
-			if (l->state == LINK_UP && transport_raw() &&
-			    l->need - avail >= LINK_DIRECT_MIN)
-				link_rx_start(l, in, avail);
-			return;
-		}
-		link_frame(l, evbuffer_pullup(in, l->need), l->need);
-		evbuffer_drain(in, l->need);
-		l->have_len = false;
-	}
-}
 
 static void
 link_event_cb(struct bufferevent *bev, short what, void *arg)
@@ -1092,13 +648,13 @@ link_event_cb(struct bufferevent *bev, short what, void *arg)
 		l->authed = rc == 1;
 		link_set_state(l, LINK_EV_CONNECTED);
 		if (l->state == LINK_HELLO_SENT)
-			link_send_hello(l, NULL, 0);
+			handshake_send(l, NULL, 0);
 		return;
 	}
 	if (what & BEV_EVENT_EOF) {
 		if (l->have_len ||
 		    evbuffer_get_length(bufferevent_get_input(bev)) > 0)
-			link_truncated(l);
+			rx_truncated(l);
 		else
 			link_close(l, "end of stream");
 	} else if (what & BEV_EVENT_ERROR) {
@@ -1120,7 +676,7 @@ link_new(struct bufferevent *bev, bool outbound, const char *remote)
 	snprintf(l->remote, sizeof(l->remote), "%s", remote);
 	RAND_bytes(l->nonce, sizeof(l->nonce));
 	TAILQ_INSERT_TAIL(&links, l, entry);
-	bufferevent_setcb(bev, link_read_cb, link_write_cb, link_event_cb, l);
+	bufferevent_setcb(bev, rx_read_cb, link_write_cb, link_event_cb, l);
 	bufferevent_setwatermark(bev, EV_WRITE, LINK_BULK_LOWAT / 2, 0);
 	l->bulk = evbuffer_new();
 	l->out_cb = evbuffer_add_cb(bufferevent_get_output(bev), link_out_cb, l);
@@ -1255,7 +811,7 @@ link_accept_cb(struct evconnlistener *lis, evutil_socket_t fd,
 		return;
 	}
 	l->state = LINK_HELLO_SENT;
-	link_send_hello(l, NULL, 0);
+	handshake_send(l, NULL, 0);
 }
 
 bool

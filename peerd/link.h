@@ -85,11 +85,7 @@ struct link_hello {
 	const uint8_t	*nonce;
 	size_t		 nonce_len;
 };
-/* Parse a hello body; echo and nonce point into p. 0 or -1 (refused). */
-int		 link_hello_parse(const uint8_t *p, size_t len,
-		    struct link_hello *h);
-/* Append h as a hello body (canonical CBOR) to b. */
-void		 link_hello_encode(struct dcbor_buf *b, const struct link_hello *h);
+/* Parsed and encoded by handshake.c (handshake.h). */
 
 /* Bind the listener; the bound address goes to addr. 0 or -1. */
 int		 link_init(const char *listen, char *addr, size_t len);

@@ -1,12 +1,12 @@
 /*
  * fuzz_hello.c: libFuzzer target for the handshake's body parser,
- * link_hello_parse (docs/protocol.md section 3), the first thing a peer
+ * handshake_parse (docs/protocol.md section 3), the first thing a peer
  * parses from a connection that has proven nothing.
  *
  * The input is one CHANNEL_HELLO body.  Whatever parses must keep the
  * parser's promises: echo and nonce point into the input, the nonce is 16
  * bytes and the echo 0 or 16, addr and name are NUL-free strings that fit;
- * encoding the parsed hello (link_hello_encode, what the peer itself sends)
+ * encoding the parsed hello (handshake_encode, what the peer itself sends)
  * and parsing that again gives the same hello; and when the input is
  * canonical CBOR (as frame_open guarantees of a body on the wire), that
  * encoding is the input byte for byte, so a hello has one spelling.
@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "dcbor.h"
+#include "handshake.h"
 #include "link.h"
 #include "log.h"
 #include "peerd.h"
@@ -54,7 +55,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct link_hello h, again;
 	struct dcbor_buf b;
 
-	if (link_hello_parse(data, size, &h) == -1)
+	if (handshake_parse(data, size, &h) == -1)
 		return 0;
 	if (h.nonce_len != LINK_HELLO_NONCE || !within(h.nonce, h.nonce_len,
 	    data, size) || (h.echo_len != 0 && h.echo_len != LINK_HELLO_NONCE) ||
@@ -63,8 +64,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	    memchr(h.name, '\0', sizeof(h.name)) == NULL)
 		abort();
 	dcbor_buf_init(&b);
-	link_hello_encode(&b, &h);
-	if (link_hello_parse(b.data, b.len, &again) == -1)
+	handshake_encode(&b, &h);
+	if (handshake_parse(b.data, b.len, &again) == -1)
 		abort();
 	check_same(&h, &again);
 	if (dcbor_check(data, size, 64, true, NULL) == DCBOR_OK &&
@@ -83,7 +84,7 @@ seed(const char *dir, const char *name, const struct link_hello *h,
 	FILE *fp;
 
 	dcbor_buf_init(&b);
-	link_hello_encode(&b, h);
+	handshake_encode(&b, h);
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	if ((fp = fopen(path, "wb")) == NULL)
 		fatal("seed %s", path);

@@ -6,7 +6,7 @@
  * test makes every example with the real encoders (frame_encode_head,
  * entry_new and entry_signing_bytes, space_write and space_rec_encode,
  * crdt_claim_signing_bytes, gossip_rid, space_digest, space_bucket_of,
- * link_hello_encode) from fixed keys and stamps (Ed25519 is deterministic),
+ * handshake_encode) from fixed keys and stamps (Ed25519 is deterministic),
  * and checks that the doc has exactly these blocks with exactly these
  * bytes.  DOCS_PRINT=1 prints the blocks instead, for pasting into the doc
  * after a deliberate change to the wire.
@@ -24,6 +24,7 @@
 #include "gossip.h"
 #include "hex.h"
 #include "identity.h"
+#include "handshake.h"
 #include "link.h"
 #include "peerd.h"
 #include "space.h"
@@ -165,7 +166,7 @@ make_examples(void)
 	h.nonce = nonce;
 	h.nonce_len = sizeof(nonce);
 	dcbor_buf_reset(&body);
-	link_hello_encode(&body, &h);
+	handshake_encode(&body, &h);
 	ex_bytes("hello_body", body.data, body.len);
 
 	/* 3. An entry by A, written into a space: its record and a rumor. */

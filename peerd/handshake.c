@@ -1,0 +1,185 @@
+/*
+ * handshake.c: the CHANNEL_HELLO exchange (docs/protocol.md section 3).
+ * Each side sends a hello with a fresh nonce and answers the other's with
+ * a proof that echoes it, signed; the link is UP once both proofs are in.
+ * Two links to one peer (both dialed at once) keep the one dialed by the
+ * lower id.  The link's state moves only through link_set_state.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include <event2/bufferevent.h>
+
+#include "clock.h"
+#include "dcbor.h"
+#include "frame.h"
+#include "handshake.h"
+#include "link.h"
+#include "link_int.h"
+#include "log.h"
+#include "member.h"
+#include "peerd.h"
+#include "stats.h"
+
+void
+handshake_encode(struct dcbor_buf *b, const struct link_hello *h)
+{
+	dcbor_put_map(b, 4);
+	dcbor_put_cstr(b, "addr");
+	dcbor_put_cstr(b, h->addr);
+	dcbor_put_cstr(b, "echo");
+	dcbor_put_bytes(b, h->echo, h->echo_len);
+	dcbor_put_cstr(b, "name");
+	dcbor_put_cstr(b, h->name);
+	dcbor_put_cstr(b, "nonce");
+	dcbor_put_bytes(b, h->nonce, h->nonce_len);
+}
+
+void
+handshake_send(struct link *l, const uint8_t *echo, size_t echo_len)
+{
+	struct link_hello h;
+	struct dcbor_buf b;
+
+	memset(&h, 0, sizeof(h));
+	snprintf(h.addr, sizeof(h.addr), "%s", pd->listen_addr);
+	snprintf(h.name, sizeof(h.name), "%s", pd->conf.name);
+	h.echo = echo;
+	h.echo_len = echo_len;
+	h.nonce = l->nonce;
+	h.nonce_len = LINK_NONCE_LEN;
+	dcbor_buf_init(&b);
+	handshake_encode(&b, &h);
+	link_send_to(l, FRAME_CHANNEL_HELLO, NULL, b.data, b.len, NULL, true);
+	dcbor_buf_free(&b);
+}
+
+int
+handshake_parse(const uint8_t *p, size_t len, struct link_hello *h)
+{
+	struct dcbor_rd rd;
+	uint64_t n;
+
+	memset(h, 0, sizeof(*h));
+	dcbor_rd_init(&rd, p, len);
+	if (dcbor_get_map(&rd, &n) == -1 || n != 4)
+		return -1;
+	for (uint64_t i = 0; i < n; i++) {
+		const char *k;
+		size_t klen;
+
+		if (dcbor_get_text(&rd, &k, &klen) == -1)
+			return -1;
+		if (dcbor_text_is(k, klen, "addr")) {
+			if (dcbor_get_cstr(&rd, h->addr, sizeof(h->addr)) == -1)
+				return -1;
+		} else if (dcbor_text_is(k, klen, "name")) {
+			if (dcbor_get_cstr(&rd, h->name, sizeof(h->name)) == -1)
+				return -1;
+		} else if (dcbor_text_is(k, klen, "echo")) {
+			if (dcbor_get_bytes(&rd, &h->echo, &h->echo_len) == -1)
+				return -1;
+		} else if (dcbor_text_is(k, klen, "nonce")) {
+			if (dcbor_get_bytes(&rd, &h->nonce, &h->nonce_len) == -1)
+				return -1;
+		} else
+			return -1;
+	}
+	if (h->nonce_len != LINK_HELLO_NONCE ||
+	    (h->echo_len != 0 && h->echo_len != LINK_HELLO_NONCE))
+		return -1;
+	return dcbor_left(&rd) == 0 ? 0 : -1;
+}
+
+/* Keep one link per peer: the one dialed by the lower id wins. */
+static bool
+keep_over(const struct link *a, const struct link *b)
+{
+	const uint8_t *a_dialer = a->outbound ? pd->ident.id : a->member->id;
+	const uint8_t *b_dialer = b->outbound ? pd->ident.id : b->member->id;
+	int c = memcmp(a_dialer, b_dialer, IDENTITY_ID_LEN);
+
+	return c != 0 ? c < 0 : a->serial < b->serial;
+}
+
+static void
+handshake_up(struct link *l)
+{
+	struct member *m = l->member;
+
+	if (m->link != NULL && m->link != l) {
+		if (keep_over(m->link, l)) {
+			pd_count(links_duplicate);
+			link_close(l, "duplicate link to the same peer");
+			return;
+		}
+		pd_count(links_duplicate);
+		link_close(m->link, "duplicate link to the same peer");
+	}
+	if (link_count_budget(l) >= pd->conf.max_links) {
+		pd_count_limit(LINKS);
+		link_close(l, "link limit reached");
+		return;
+	}
+	m->link = l;
+	m->dial = true;
+	m->backoff_ms = 0;
+	l->up_ms = clock_mono_ms();
+	pd_count(links_up);
+	member_heard(m);
+	log_info("link #%llu up with %s (%s) at %s",
+	    (unsigned long long)l->serial, m->name, m->peer_id, m->addr);
+	link_notify(m, true);
+}
+
+void
+handshake_recv(struct link *l, const struct frame *f)
+{
+	struct link_hello h;
+	struct member *m;
+
+	if (handshake_parse(f->body, f->body_len, &h) == -1) {
+		pd_count(bad_body);
+		pd_count_handshake(BAD_HELLO);
+		link_close(l, "malformed channel_hello body");
+		return;
+	}
+	if (memcmp(f->from, pd->ident.id, IDENTITY_ID_LEN) == 0) {
+		pd_count_handshake(SELF);
+		link_close(l, "connected to ourselves");
+		return;
+	}
+	if (l->state == LINK_HELLO_SENT) {
+		if (h.echo_len != 0) {
+			pd_count_handshake(PROOF_BEFORE_HELLO);
+			link_close(l, "protocol: proof before hello");
+			return;
+		}
+		m = member_get(f->from, h.name, h.addr);
+		/* On an authenticated channel from is its peer (link_frame). */
+		memcpy(m->pub, l->authed ? l->chan_pub : f->key,
+		    IDENTITY_PUB_LEN);
+		m->have_pub = true;
+		l->member = m;
+		m->last_stamp = f->stamp;
+		link_set_state(l, LINK_EV_HELLO);
+		handshake_send(l, h.nonce, h.nonce_len);
+		return;
+	}
+	/* PROOF_SENT: this must be their proof, echoing our nonce. */
+	if (h.echo_len != LINK_NONCE_LEN ||
+	    memcmp(h.echo, l->nonce, LINK_NONCE_LEN) != 0) {
+		pd_count_handshake(WRONG_ECHO);
+		link_close(l, "handshake: proof does not echo our nonce");
+		return;
+	}
+	if (memcmp(f->from, l->member->id, IDENTITY_ID_LEN) != 0) {
+		pd_count_handshake(WRONG_KEY);
+		link_close(l, "handshake: proof signed by another key");
+		return;
+	}
+	l->member->last_stamp = f->stamp;
+	link_set_state(l, LINK_EV_PROOF);
+	if (l->state == LINK_UP)
+		handshake_up(l);
+}

@@ -1,0 +1,286 @@
+/*
+ * rx.c: the receive path of a link.  A frame is read in two stages (its
+ * length, checked against the cap before anything is allocated, then the
+ * body); a large body of a proven peer is read straight from the socket
+ * into a pooled buffer.  Each frame is opened and verified, put through
+ * the receiver checks (docs/protocol.md 5) and handed to link_dispatch;
+ * before the link is UP only CHANNEL_HELLO goes anywhere (handshake.c).
+ */
+#include <sys/socket.h>
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+
+#include "clock.h"
+#include "fault.h"
+#include "frame.h"
+#include "handshake.h"
+#include "hlc.h"
+#include "link.h"
+#include "link_int.h"
+#include "member.h"
+#include "peerd.h"
+#include "rx.h"
+#include "stats.h"
+#include "trace.h"
+#include "transport.h"
+#include "xmalloc.h"
+
+#define LINK_DIRECT_MIN		(64u << 10)	/* a frame's rest read directly */
+#define LINK_LOWAT_MAX		(256u << 10)	/* bytes a wakeup in a frame */
+#define LINK_RX_POOL		8		/* idle frame buffers kept */
+#define LINK_RX_POOL_MAX	((4u << 20) + (64u << 10)) /* a piece's frame */
+
+/*
+ * Buffers for large frames read directly (rx_cb), kept for reuse so
+ * that a stream of pieces does not allocate (and fault in) a fresh MiB
+ * each.
+ */
+static struct rxbuf {
+	uint8_t	*p;
+	size_t	 cap;
+} rx_pool[LINK_RX_POOL];
+static size_t	 rx_npool;
+
+static uint8_t *
+rx_get(size_t need, size_t *cap)
+{
+	uint8_t *p;
+
+	if (rx_npool == 0) {
+		*cap = need;
+		return xmalloc(need);
+	}
+	p = rx_pool[--rx_npool].p;
+	*cap = rx_pool[rx_npool].cap;
+	if (*cap < need) {
+		p = xreallocarray(p, need, 1);
+		*cap = need;
+	}
+	return p;
+}
+
+void
+rx_put(uint8_t *p, size_t cap)
+{
+	if (p == NULL)
+		return;
+	if (rx_npool == LINK_RX_POOL || cap > LINK_RX_POOL_MAX) {
+		free(p);
+		return;
+	}
+	rx_pool[rx_npool].p = p;
+	rx_pool[rx_npool++].cap = cap;
+}
+
+/* The receiver checks once the link is up (docs/protocol.md 5). true: accept. */
+static bool
+rx_check(struct link *l, const struct frame *f)
+{
+	struct member *m = l->member;
+	uint64_t wall = hlc_wall_ms(), now = clock_mono_ms();
+	enum metrics_reject why;
+
+	if (memcmp(f->from, m->id, IDENTITY_ID_LEN) != 0) {
+		pd_count_reject(NOT_MEMBER);
+		link_close(l, "frame from a peer other than the link's");
+		return false;
+	}
+	if (f->to_any || memcmp(f->to, pd->ident.id, IDENTITY_ID_LEN) != 0) {
+		pd_count_reject(WRONG_TO);
+		return false;
+	}
+	if (fault_on_recv(m->id)) {
+		pd_count(fault_dropped_in);
+		return false;
+	}
+	if (!member_admit(m, &f->stamp, wall, now, &why)) {
+		pd_metrics.rejected[why]++;
+		return false;
+	}
+	hlc_update(&pd->hlc, &f->stamp, wall, NULL);
+	member_heard(m);
+	return true;
+}
+
+static void
+rx_frame(struct link *l, const uint8_t *buf, size_t len)
+{
+	struct frame f;
+	int rc;
+
+	l->frames_in++;
+	l->bytes_in += len + FRAME_LEN_PREFIX;
+	if ((rc = frame_open_channel(buf, len, &f, l->authed ? l->chan_id :
+	    NULL)) != FRAME_OK) {
+		pd_count_bad(rc);
+		trace_add("frame", "#%llu bad frame from %s: %s",
+		    (unsigned long long)l->serial, l->remote,
+		    frame_strerror(rc));
+		link_close(l, frame_strerror(rc));
+		return;
+	}
+	pd_count_kind_in(f.kind, len + FRAME_LEN_PREFIX);
+	if (l->state != LINK_UP) {
+		if (f.kind != FRAME_CHANNEL_HELLO) {
+			if (l->state == LINK_PROOF_SENT)
+				pd_count_handshake(FRAME_BEFORE_PROOF);
+			else
+				pd_count_handshake(FRAME_BEFORE_HELLO);
+			link_close(l, "protocol: frame before the handshake");
+			return;
+		}
+		handshake_recv(l, &f);
+		return;
+	}
+	if (!rx_check(l, &f))
+		return;
+	l->member->frames_in++;
+	link_dispatch(l, &f);
+}
+
+/* The stream ended inside a frame (its length or its body). */
+void
+rx_truncated(struct link *l)
+{
+	pd_count(truncated);
+	trace_add("frame", "#%llu truncated frame from %s, then end of stream",
+	    (unsigned long long)l->serial, l->remote);
+	link_close(l, "truncated frame: end of stream inside a frame");
+}
+
+/*
+ * While the rest of a large frame is on its way, have the socket wake us
+ * only when a good part of it can be read (SO_RCVLOWAT) rather than on
+ * each segment.  The mark never exceeds what the frame still lacks, or
+ * we could wait for bytes the sender does not have; the kernel also
+ * wakes us on EOF or an error, and caps the mark at half its receive
+ * buffer.  0 restores the default (a wakeup per byte available).
+ */
+static void
+rx_lowat(struct link *l, size_t rest)
+{
+	uint32_t want = rest > LINK_LOWAT_MAX ? LINK_LOWAT_MAX :
+	    (uint32_t)rest;
+	int v = want ? (int)want : 1;
+
+	if (want == l->lowat || (want > 0 && want > l->lowat && l->lowat > 0))
+		return;		/* lowering is needed; raising can wait */
+	if (setsockopt(bufferevent_getfd(l->bev), SOL_SOCKET, SO_RCVLOWAT,
+	    &v, sizeof(v)) == 0)
+		l->lowat = want;
+}
+
+/*
+ * The rest of a large frame, read straight from the socket into one
+ * buffer: libevent 2.1's evbuffer reads at most 4 KiB a wakeup, which for
+ * a 1 MiB piece meant 256 wakeups of three system calls each, then a copy
+ * to make the frame contiguous.  The bufferevent's reading is off
+ * meanwhile (its input buffer is empty: every byte it held went into the
+ * frame), and is back on once the frame is dispatched.
+ */
+static void
+rx_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	struct link *l = arg;
+	uint8_t *buf;
+	size_t cap;
+	ssize_t n;
+
+	(void)ev;
+	n = recv(fd, l->rx + l->rx_got, l->need - l->rx_got, 0);
+	if (n == 0) {
+		event_del(l->rx_ev);
+		rx_truncated(l);	/* EOF inside a frame, by construction */
+		return;
+	}
+	if (n == -1 && errno != EAGAIN && errno != EWOULDBLOCK &&
+	    errno != EINTR) {
+		event_del(l->rx_ev);
+		link_close(l, strerror(errno));
+		return;
+	}
+	if (n == -1)
+		return;
+	l->rx_got += (size_t)n;
+	if (l->rx_got < l->need) {
+		rx_lowat(l, l->need - l->rx_got);
+		return;
+	}
+	event_del(l->rx_ev);
+	rx_lowat(l, 0);
+	buf = l->rx;
+	cap = l->rx_cap;
+	l->rx = NULL;
+	l->have_len = false;
+	rx_frame(l, buf, l->need);
+	rx_put(buf, cap);
+	if (l->state != LINK_DEAD)
+		bufferevent_enable(l->bev, EV_READ);
+}
+
+static void
+rx_start(struct link *l, struct evbuffer *in, size_t avail)
+{
+	int fd = bufferevent_getfd(l->bev);
+
+	if (l->rx_ev == NULL)
+		l->rx_ev = event_new(pd->base, fd, EV_READ | EV_PERSIST,
+		    rx_cb, l);
+	if (l->rx_ev == NULL)
+		return;		/* read it through the bufferevent */
+	l->rx = rx_get(l->need, &l->rx_cap);
+	l->rx_got = (size_t)evbuffer_remove(in, l->rx, avail);
+	bufferevent_disable(l->bev, EV_READ);
+	event_add(l->rx_ev, NULL);
+	rx_lowat(l, l->need - l->rx_got);
+}
+
+void
+rx_read_cb(struct bufferevent *bev, void *arg)
+{
+	struct link *l = arg;
+	struct evbuffer *in = bufferevent_get_input(bev);
+	uint8_t hdr[FRAME_LEN_PREFIX];
+	int rc;
+
+	while (l->state != LINK_DEAD) {
+		size_t avail = evbuffer_get_length(in);
+
+		if (!l->have_len) {
+			if (avail < FRAME_LEN_PREFIX)
+				return;
+			evbuffer_copyout(in, hdr, sizeof(hdr));
+			rc = frame_read_len(hdr, sizeof(hdr), pd->conf.max_frame,
+			    &l->need);
+			if (rc != FRAME_OK) {
+				pd_count_bad(rc);
+				if (rc == FRAME_ETOOBIG)
+					pd_count_limit(FRAME_SIZE);
+				trace_add("frame", "#%llu bad length from %s: %s",
+				    (unsigned long long)l->serial, l->remote,
+				    frame_strerror(rc));
+				link_close(l, frame_strerror(rc));
+				return;
+			}
+			evbuffer_drain(in, FRAME_LEN_PREFIX);
+			l->have_len = true;
+			avail -= FRAME_LEN_PREFIX;
+		}
+		if (avail < l->need) {
+			/* Only a proven peer gets a buffer before its bytes. */
+			if (l->state == LINK_UP && transport_raw() &&
+			    l->need - avail >= LINK_DIRECT_MIN)
+				rx_start(l, in, avail);
+			return;
+		}
+		rx_frame(l, evbuffer_pullup(in, l->need), l->need);
+		evbuffer_drain(in, l->need);
+		l->have_len = false;
+	}
+}

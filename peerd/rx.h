@@ -1,0 +1,21 @@
+/*
+ * rx.h: the receive path of a link (rx.c): two-stage frame reads, the
+ * receiver checks, and large frames read straight into a pooled buffer.
+ */
+#ifndef RX_H
+#define RX_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct bufferevent;
+struct link;
+
+/* The bufferevent read callback of every link (arg: the link). */
+void		 rx_read_cb(struct bufferevent *bev, void *arg);
+/* The stream ended inside a frame: count it and close l. */
+void		 rx_truncated(struct link *l);
+/* Return a frame buffer to the pool (p may be NULL). */
+void		 rx_put(uint8_t *p, size_t cap);
+
+#endif
