@@ -110,7 +110,8 @@ struct rusage;
 	X(push_prunes_sent,	"push.prunes_sent")			\
 	X(push_prunes_received,	"push.prunes_received")			\
 	X(push_duplicate_records, "push.duplicate_records")		\
-	X(push_missing_dropped,	"push.missing_dropped") \
+	X(push_missing_dropped,	"push.missing_dropped")			\
+	X(push_origins_replaced, "push.origins_replaced")		\
 	X(tls_handshakes,	"tls.handshakes")			\
 	X(tls_ktls_send,	"tls.ktls_send")
 

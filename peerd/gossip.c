@@ -97,6 +97,7 @@ seen_add(uint64_t rid)
 struct cached {
 	uint64_t	 rid;
 	uint64_t	 hops;
+	uint64_t	 origin;
 	uint8_t		*items;
 	size_t		 len;
 };
@@ -109,6 +110,22 @@ struct missing {
 	uint32_t	 nsrc;
 };
 
+/*
+ * One broadcast tree per origin (the peer that started a rumor), as the
+ * Plumtree implementations of Riak and Partisan keep eager and lazy sets
+ * per root: a PRUNE for one writer's tree then never cuts another's.  The
+ * origins seen lately get a slot each (GOSSIP_ORIGINS, least recently
+ * used replaced); a member's pt_lazy and pt_pruned are bit masks over the
+ * slots.  A slot given to a new origin starts eager everywhere.
+ */
+static struct origin {
+	uint64_t	 origin;
+	uint64_t	 used_ms;
+	bool		 live;
+	struct member	*first;		/* sent us its latest rumor first */
+	struct member	*prev;		/* the one before (members stay) */
+} origins[GOSSIP_ORIGINS];
+
 static struct cached	 cache[GOSSIP_CACHE];
 static size_t		 cache_next, cache_bytes;
 static struct missing	 missing[GOSSIP_MISSING];
@@ -117,22 +134,72 @@ static struct event	*eager_ev, *lazy_ev, *graft_ev;
 
 static void	send_digest(struct member *);
 
+/* Our rumors' origin: our node, the first 8 bytes of our id. */
+static uint64_t
+self_origin(void)
+{
+	return pd->ident.node;
+}
+
+/* The slot of origin, or -1 when it has none. */
+static int
+origin_find(uint64_t origin)
+{
+	for (unsigned k = 0; k < GOSSIP_ORIGINS; k++)
+		if (origins[k].live && origins[k].origin == origin)
+			return (int)k;
+	return -1;
+}
+
+/* The slot of origin, taken (the least recently used one) if new. */
+static unsigned
+origin_slot(uint64_t origin)
+{
+	uint64_t now = clock_mono_ms();
+	unsigned k, old = 0;
+
+	for (k = 0; k < GOSSIP_ORIGINS; k++) {
+		if (origins[k].live && origins[k].origin == origin) {
+			origins[k].used_ms = now;
+			return k;
+		}
+		if (!origins[k].live || (origins[old].live &&
+		    origins[k].used_ms < origins[old].used_ms))
+			old = k;
+	}
+	if (origins[old].live) {
+		pd_count(push_origins_replaced);
+		for (size_t i = 0; i < member_count(); i++) {
+			member_at(i)->pt_lazy &= ~(1ull << old);
+			member_at(i)->pt_pruned &= ~(1ull << old);
+		}
+	}
+	memset(&origins[old], 0, sizeof(origins[old]));
+	origins[old].origin = origin;
+	origins[old].used_ms = now;
+	origins[old].live = true;
+	return old;
+}
+
 /* A rumor map (docs/protocol.md section 7) appended to b. */
 static void
-rumor_put(struct dcbor_buf *b, uint64_t rid, uint64_t hops,
+rumor_put(struct dcbor_buf *b, uint64_t rid, uint64_t hops, uint64_t origin,
     const uint8_t *items, size_t len)
 {
-	dcbor_put_map(b, 3);
+	dcbor_put_map(b, 4);
 	dcbor_put_cstr(b, "rid");
 	dcbor_put_uint(b, rid);
 	dcbor_put_cstr(b, "hops");
 	dcbor_put_uint(b, hops);
 	dcbor_put_cstr(b, "items");
 	dcbor_put_raw(b, items, len);
+	dcbor_put_cstr(b, "origin");
+	dcbor_put_uint(b, origin);
 }
 
 static void
-cache_add(uint64_t rid, uint64_t hops, const uint8_t *items, size_t len)
+cache_add(uint64_t rid, uint64_t hops, uint64_t origin, const uint8_t *items,
+    size_t len)
 {
 	struct cached *c;
 
@@ -157,6 +224,7 @@ cache_add(uint64_t rid, uint64_t hops, const uint8_t *items, size_t len)
 	}
 	c->rid = rid;
 	c->hops = hops;
+	c->origin = origin;
 	c->items = xmalloc(len);
 	memcpy(c->items, items, len);
 	c->len = len;
@@ -320,21 +388,33 @@ pt_ihave(struct member *m, uint64_t rid)
 	}
 }
 
-/* Forward a rumor: records on eager edges, its id on lazy ones. */
+/*
+ * Send a rumor on: the records on the edges of its origin's tree, its id
+ * on the other links (all but from's).  On the urgent lane (claims and
+ * completions, from their origin only) it goes in full and at once on
+ * every link, tree edge or not, so it never waits for a batch or a GRAFT.
+ */
 static void
-pt_broadcast(uint64_t rid, uint64_t hops, const uint8_t *items, size_t len,
-    const struct member *from)
+pt_broadcast(uint64_t rid, uint64_t hops, uint64_t origin,
+    const uint8_t *items, size_t len, const struct member *from, bool urgent)
 {
+	uint64_t bit = 1ull << origin_slot(origin);
 	struct dcbor_buf map;
 
 	dcbor_buf_init(&map);
-	rumor_put(&map, rid, hops, items, len);
+	rumor_put(&map, rid, hops, origin, items, len);
 	for (size_t i = 0; i < member_count(); i++) {
 		struct member *m = member_at(i);
 
 		if (m->link == NULL || m == from)
 			continue;
-		if (m->pt_lazy)
+		if (urgent) {
+			if (link_send_member_urgent(m, FRAME_RUMOR, map.data,
+			    map.len) == 0) {
+				pd_count(rumors_sent);
+				pd_count(push_eager);
+			}
+		} else if (m->pt_lazy & bit)
 			pt_ihave(m, rid);
 		else
 			pt_eager(m, map.data, map.len);
@@ -363,13 +443,62 @@ gossip_rid(const uint8_t *items, size_t len)
 	return XXH3_64bits(items, len) | 1;
 }
 
+/* PRUNE the origins of the slots in mask: m pushes us their ids only. */
 static void
-send_prune(struct member *m)
+send_prune(struct member *m, uint64_t mask)
 {
-	static const uint8_t empty_map = 0xa0;
+	struct dcbor_buf b;
+	unsigned n = 0;
 
-	if (link_send_member(m, FRAME_PRUNE, &empty_map, 1) == 0)
+	for (unsigned k = 0; k < GOSSIP_ORIGINS; k++)
+		n += (mask >> k) & 1;
+	if (n == 0)
+		return;
+	dcbor_buf_init(&b);
+	dcbor_put_map(&b, 1);
+	dcbor_put_cstr(&b, "origins");
+	dcbor_put_array(&b, n);
+	for (unsigned k = 0; k < GOSSIP_ORIGINS; k++)
+		if ((mask >> k) & 1)
+			dcbor_put_uint(&b, origins[k].origin);
+	if (link_send_member(m, FRAME_PRUNE, b.data, b.len) == 0) {
 		pd_count(push_prunes_sent);
+		m->pt_pruned |= mask;
+		m->pt_prune_ms = clock_mono_ms();
+	}
+	dcbor_buf_free(&b);
+}
+
+/*
+ * A duplicate of a rumor of the origin in slot k came from m: whether to
+ * prune m from that origin's tree.  Our own rumors need no way in.  Else
+ * m is kept when it brought the origin's previous rumor first (it lost
+ * one race, and is likely our path: two prunes racing along two paths
+ * would otherwise cut both), and we keep one edge into the tree: m is
+ * pruned only while another link we have not pruned for k remains
+ * (copies that crossed a PRUNE in flight would otherwise cut the last
+ * one, and the tree would mend only by GRAFT).  A PRUNE already sent is
+ * repeated only after --graft-ms (m may have forgotten the origin, or the
+ * frame crossed its GRAFT).
+ */
+static bool
+prune_wanted(const struct member *m, unsigned k)
+{
+	uint64_t bit = 1ull << k;
+
+	if (m->pt_pruned & bit)
+		return clock_mono_ms() - m->pt_prune_ms >= pd->conf.graft_ms;
+	if (origins[k].origin == self_origin())
+		return true;
+	if (origins[k].prev == m)
+		return false;
+	for (size_t i = 0; i < member_count(); i++) {
+		const struct member *o = member_at(i);
+
+		if (o != m && o->link != NULL && !(o->pt_pruned & bit))
+			return true;
+	}
+	return false;
 }
 
 static struct missing *
@@ -468,31 +597,17 @@ pt_graft_cb(evutil_socket_t fd, short ev, void *arg)
 static void
 rumor_start(const uint8_t *recs, size_t len, size_t n, bool urgent)
 {
-	struct dcbor_buf items, map;
-	uint64_t rid;
+	struct dcbor_buf items;
+	uint64_t rid, origin = self_origin();
 
 	dcbor_buf_init(&items);
 	dcbor_put_array(&items, n);
 	dcbor_put_raw(&items, recs, len);
 	rid = gossip_rid(items.data, items.len);
 	seen_add(rid);
-	cache_add(rid, pd->conf.hops, items.data, items.len);
-	if (!urgent)
-		pt_broadcast(rid, pd->conf.hops, items.data, items.len, NULL);
-	else {
-		dcbor_buf_init(&map);
-		rumor_put(&map, rid, pd->conf.hops, items.data, items.len);
-		for (size_t i = 0; i < member_count(); i++) {
-			struct member *m = member_at(i);
-
-			if (m->link != NULL && link_send_member_urgent(m,
-			    FRAME_RUMOR, map.data, map.len) == 0) {
-				pd_count(rumors_sent);
-				pd_count(push_eager);
-			}
-		}
-		dcbor_buf_free(&map);
-	}
+	cache_add(rid, pd->conf.hops, origin, items.data, items.len);
+	pt_broadcast(rid, pd->conf.hops, origin, items.data, items.len, NULL,
+	    urgent);
 	pd_count_add(records_batched, n);
 	dcbor_buf_free(&items);
 }
@@ -551,23 +666,30 @@ items_count(const uint8_t *items, size_t len)
 	return dcbor_get_array(&rd, &n) == 0 ? n : 0;
 }
 
-/* One rumor map; *dup is set when it was seen before. */
+/*
+ * One rumor map.  A duplicate adds its origin's slot to *dup (the trees
+ * from which to prune the sender); a first copy shows that the sender
+ * pushes that origin to us eagerly.
+ */
 static int
-recv_one_rumor(struct member *from, struct dcbor_rd *rd, bool *dup)
+recv_one_rumor(struct member *from, struct dcbor_rd *rd, uint64_t *dup)
 {
-	uint64_t rid, hops;
+	uint64_t rid, hops, origin;
+	unsigned k;
 	const uint8_t *items;
 	size_t items_len;
 	struct dcbor_rd ird;
 	struct missing *x;
 	uint64_t n;
 
-	if (dcbor_get_map(rd, &n) == -1 || n != 3 ||
+	if (dcbor_get_map(rd, &n) == -1 || n != 4 ||
 	    dcbor_get_key(rd, "rid") == -1 || dcbor_get_uint(rd, &rid) == -1 ||
 	    dcbor_get_key(rd, "hops") == -1 ||
 	    dcbor_get_uint(rd, &hops) == -1 ||
 	    dcbor_get_key(rd, "items") == -1 ||
-	    dcbor_get_raw(rd, &items, &items_len) == -1 || rid == 0)
+	    dcbor_get_raw(rd, &items, &items_len) == -1 || rid == 0 ||
+	    dcbor_get_key(rd, "origin") == -1 ||
+	    dcbor_get_uint(rd, &origin) == -1)
 		return -1;
 	pd_count(rumors_received);
 	/*
@@ -580,15 +702,20 @@ recv_one_rumor(struct member *from, struct dcbor_rd *rd, bool *dup)
 		trace_add("gossip", "rumor from %s with a wrong rid", from->name);
 		return 0;
 	}
+	k = origin_slot(origin);
 	if (seen_has(rid)) {
 		pd_count(duplicates_dropped);
 		pd_count_add(push_duplicate_records,
 		    items_count(items, items_len));
-		*dup = true;
+		*dup |= 1ull << k;
 		return 0;
 	}
 	seen_add(rid);
-	from->pt_first_ms = clock_mono_ms();
+	origins[k].prev = origins[k].first;
+	origins[k].first = from;
+	/* A copy that crossed our PRUNE in flight does not count. */
+	if (clock_mono_ms() - from->pt_prune_ms >= pd->conf.graft_ms)
+		from->pt_pruned &= ~(1ull << k);
 	if ((x = missing_find(rid)) != NULL)
 		missing_del(x);
 	dcbor_rd_init(&ird, items, items_len);
@@ -597,19 +724,18 @@ recv_one_rumor(struct member *from, struct dcbor_rd *rd, bool *dup)
 	if (hops > GOSSIP_HOPS_MAX)
 		hops = GOSSIP_HOPS_MAX;
 	if (hops > 1) {
-		cache_add(rid, hops - 1, items, items_len);
-		pt_broadcast(rid, hops - 1, items, items_len, from);
+		cache_add(rid, hops - 1, origin, items, items_len);
+		pt_broadcast(rid, hops - 1, origin, items, items_len, from,
+		    false);
 	}
 	return 0;
 }
 
 /*
  * A RUMOR body is one rumor map or an array of them (a batch for one
- * link).  Edges are directed: a duplicate from a sender that has not
- * delivered anything first for 4 x --graft-ms answers PRUNE, and the
- * sender pushes only ids to us from then on.  Keeping the edges that are
- * still first for some writer stops concurrent prunes (many writers, slow
- * links) from cutting every path into a peer at once.
+ * link).  A duplicate answers PRUNE for the trees of its origins (after
+ * prune_wanted), and the sender pushes those origins' ids only to us from
+ * then on: one PRUNE frame for the whole batch.
  */
 static int
 recv_rumor(struct member *from, const uint8_t *body, size_t len)
@@ -617,7 +743,7 @@ recv_rumor(struct member *from, const uint8_t *body, size_t len)
 	struct dcbor_rd rd;
 	struct dcbor_item it;
 	uint64_t n = 1;
-	bool dup = false;
+	uint64_t dup = 0, prune = 0;
 
 	dcbor_rd_init(&rd, body, len);
 	{
@@ -636,9 +762,10 @@ recv_rumor(struct member *from, const uint8_t *body, size_t len)
 			return -1;
 	if (dcbor_left(&rd) != 0)
 		return -1;
-	if (dup && clock_mono_ms() - from->pt_first_ms >
-	    4u * (uint64_t)pd->conf.graft_ms)
-		send_prune(from);
+	for (unsigned k = 0; dup != 0 && k < GOSSIP_ORIGINS; k++)
+		if (((dup >> k) & 1) && prune_wanted(from, k))
+			prune |= 1ull << k;
+	send_prune(from, prune);
 	return 0;
 }
 
@@ -685,7 +812,6 @@ recv_graft(struct member *from, const uint8_t *body, size_t len)
 
 	if (get_ids(body, len, ids, &n) == -1)
 		return -1;
-	from->pt_lazy = false;
 	dcbor_buf_init(&map);
 	for (size_t i = 0; i < n; i++) {
 		const struct cached *c = cache_find(ids[i]);
@@ -694,23 +820,44 @@ recv_graft(struct member *from, const uint8_t *body, size_t len)
 			lost = true;
 			continue;
 		}
+		from->pt_lazy &= ~(1ull << origin_slot(c->origin));
 		dcbor_buf_reset(&map);
-		rumor_put(&map, c->rid, c->hops, c->items, c->len);
+		rumor_put(&map, c->rid, c->hops, c->origin, c->items, c->len);
 		pt_eager(from, map.data, map.len);
 		pd_count(push_grafts_answered);
 	}
 	dcbor_buf_free(&map);
-	if (lost)
+	if (lost) {
+		from->pt_lazy = 0;	/* whose tree is unknown: all eager */
 		send_digest(from);	/* too old for the cache */
+	}
 	return 0;
 }
 
+/* A PRUNE: from takes only ids from us for the origins it names. */
 static int
 recv_prune(struct member *from, const uint8_t *body, size_t len)
 {
-	if (len != 1 || body[0] != 0xa0)
+	struct dcbor_rd rd;
+	uint64_t k, n, origin, mask = 0;
+
+	dcbor_rd_init(&rd, body, len);
+	if (dcbor_get_map(&rd, &k) == -1 || k != 1 ||
+	    dcbor_get_key(&rd, "origins") == -1 ||
+	    dcbor_get_array(&rd, &n) == -1 || n == 0 || n > GOSSIP_ORIGINS)
 		return -1;
-	from->pt_lazy = true;
+	for (uint64_t i = 0; i < n; i++) {
+		int slot;
+
+		if (dcbor_get_uint(&rd, &origin) == -1)
+			return -1;
+		/* A tree we do not hold has nothing to prune (no slot taken). */
+		if ((slot = origin_find(origin)) != -1)
+			mask |= 1ull << slot;
+	}
+	if (dcbor_left(&rd) != 0)
+		return -1;
+	from->pt_lazy |= mask;
 	pd_count(push_prunes_received);
 	return 0;
 }
@@ -977,16 +1124,15 @@ static void
 gossip_link(struct member *m, bool up)
 {
 	if (up) {
-		m->pt_lazy = false;	/* a new edge starts eager */
+		m->pt_lazy = m->pt_pruned = 0;	/* a new edge starts eager */
 		m->pt_last_ms = 0;
-		m->pt_first_ms = clock_mono_ms();
 		ae_start(m, true);	/* catch up at once */
 		return;
 	}
 	m->ae_asked_ms = 0;
 	m->ae_answered_ms = 0;
 	recon_link_down(m);
-	m->pt_lazy = false;
+	m->pt_lazy = m->pt_pruned = 0;
 	dcbor_buf_free(&m->pt_out);
 	m->pt_nout = 0;
 	m->pt_due_ms = 0;
@@ -1007,14 +1153,22 @@ gossip_frame(struct member *from, const struct frame *f, const char **why)
 	return 0;
 }
 
-size_t
+double
 gossip_tree_degree(void)
 {
-	size_t n = 0;
+	size_t n = 0, links = 0, norigins = 0;
 
+	for (unsigned k = 0; k < GOSSIP_ORIGINS; k++) {
+		if (!origins[k].live)
+			continue;
+		norigins++;
+		for (size_t i = 0; i < member_count(); i++)
+			n += member_at(i)->link != NULL &&
+			    !(member_at(i)->pt_lazy & 1ull << k);
+	}
 	for (size_t i = 0; i < member_count(); i++)
-		n += member_at(i)->link != NULL && !member_at(i)->pt_lazy;
-	return n;
+		links += member_at(i)->link != NULL;
+	return norigins == 0 ? (double)links : (double)n / (double)norigins;
 }
 
 void
@@ -1045,6 +1199,7 @@ gossip_init(void)
 	graft_ev = event_new(pd->base, -1, 0, pt_graft_cb, NULL);
 	nmissing = 0;
 	cache_free();
+	memset(origins, 0, sizeof(origins));
 	last_ae_ms = clock_mono_ms();
 	link_register(FRAME_PING, gossip_frame);
 	link_register(FRAME_PING_REQ, gossip_frame);

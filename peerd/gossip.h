@@ -32,6 +32,7 @@ struct dcbor_buf;
 #define GOSSIP_CACHE_BYTES	(16u << 20)
 #define GOSSIP_MISSING		4096	/* IHAVE'd ids awaited */
 #define GOSSIP_MISSING_SRC	4	/* announcers remembered per id */
+#define GOSSIP_ORIGINS		64	/* broadcast trees kept (one bit each) */
 
 /* A rumor's rid: XXH3-64 (seed 0) of its encoded items, low bit set. */
 uint64_t gossip_rid(const uint8_t *items, size_t len);
@@ -43,8 +44,11 @@ int	gossip_recv(struct member *from, uint32_t kind, const uint8_t *body,
 	    size_t len);
 /* Queue one encoded record for the next rumor batch. */
 void	gossip_queue(const uint8_t *rec, size_t len);
-/* Eager (tree) edges of this peer: its degree in the broadcast tree. */
-size_t	gossip_tree_degree(void);
+/*
+ * Eager (tree) edges of this peer: its degree in the broadcast trees, the
+ * mean over the origins it holds (its links when it holds none).
+ */
+double	gossip_tree_degree(void);
 /* Send m the digest now (recon.c measures a digest round with it). */
 void	gossip_digest(struct member *m);
 /*

@@ -59,8 +59,9 @@ struct member {
 	bool			 view_joined;	/* sent its JOIN on this link */
 	uint64_t		 view_shuffle_ms; /* its SHUFFLE last answered */
 	/* broadcast (gossip.c, Plumtree) */
-	bool			 pt_lazy;	/* we push it ids, not records */
-	uint64_t		 pt_first_ms;	/* it last delivered a new rumor */
+	uint64_t		 pt_lazy;	/* origins (gossip.c slots) we push it ids for */
+	uint64_t		 pt_pruned;	/* origins for which we pruned it */
+	uint64_t		 pt_prune_ms;	/* our last PRUNE to it */
 	struct dcbor_buf	 pt_out;	/* rumors queued for it */
 	uint32_t		 pt_nout;
 	uint64_t		 pt_due_ms;	/* pt_out leaves then */

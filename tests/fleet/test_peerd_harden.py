@@ -209,15 +209,18 @@ def test_wrong_rid_refused():
         # Canonical CBOR decodes and re-encodes to the same bytes.
         items = Raw(cbor(rumor["body"]["items"]))
         rid = rumor["body"]["rid"]
+        origin = rumor["body"]["origin"]
         w.close()
         # To q, first with an odd but wrong rid.
         v = Wire(q.addr).handshake()
         pause(0.2)
-        v.send(RUMOR, {"rid": rid ^ 2, "hops": 1, "items": items})
+        v.send(RUMOR, {"rid": rid ^ 2, "hops": 1, "items": items,
+                       "origin": origin})
         wait_until(lambda: counters(q)["rumors.bad_rid"] == 1, 10,
                    "rumors.bad_rid")
         assert q.call("read", type="r#v1")["entry"] is None
-        v.send(RUMOR, {"rid": rid, "hops": 1, "items": items})
+        v.send(RUMOR, {"rid": rid, "hops": 1, "items": items,
+                       "origin": origin})
         wait_until(lambda: (q.call("read", type="r#v1")["entry"] or {})
                    .get("id") == eid, 10, "the rumor with its right rid")
         assert counters(q)["rumors.bad_rid"] == 1

@@ -319,7 +319,7 @@ gen_seeds(const char *dir)
 	dcbor_put_raw(&b, recs.data, recs.len);
 	rid = gossip_rid(b.data, b.len);
 	dcbor_buf_reset(&b);
-	dcbor_put_map(&b, 3);
+	dcbor_put_map(&b, 4);
 	put_key(&b, "rid");
 	dcbor_put_uint(&b, rid);
 	put_key(&b, "hops");
@@ -327,6 +327,8 @@ gen_seeds(const char *dir)
 	put_key(&b, "items");
 	dcbor_put_array(&b, n);
 	dcbor_put_raw(&b, recs.data, recs.len);
+	put_key(&b, "origin");
+	dcbor_put_uint(&b, 0x1234);
 	fuzz_seed_write(dir, "rumor", 4 | F_HAVE_PUB, &b);
 	fuzz_seed_write(dir, "rumor_unknown_key", 4, &b);
 	fuzz_seed_write(dir, "rumor_preloaded", 4 | F_HAVE_PUB | F_PRELOAD, &b);

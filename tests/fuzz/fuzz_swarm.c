@@ -56,6 +56,7 @@
 #include "view.h"
 
 #include "fuzz_daemon.h"
+#include "../unit/fake_link.h"
 
 #define PIECE		4096
 #define A_SIZE		(3 * PIECE + 1000)
@@ -72,7 +73,6 @@ int	LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 struct peerd		*pd;
 static struct peerd	 fz_peerd;
 static struct identity	 remote, other;
-static bool		 links_busy, links_down;
 static char		 fz_dir[] = "/tmp/fuzz_swarm.XXXXXX";
 static char		 b_map[512];		/* blob B's piece map */
 static uint8_t		*b_map_saved;
@@ -92,92 +92,12 @@ struct blob {
 static struct blob	 blob_a, blob_b;
 
 /*
- * The link layer, stood in for: each member has an UP link whose output is
- * counted and dropped, so wants are served (from the store's file or the
- * --direct-io cache), unless the input says the queues are full or the
- * links down.  A lent payload is released exactly once, sent or not, as
- * link.c does.
+ * The link layer is tests/unit/fake_link.h's, with every member UP: the
+ * output is counted and dropped, so wants are served (from the store's
+ * file or the --direct-io cache), unless the input says the queues are
+ * full (fake_outq) or the links down; only BLOCK may carry a payload.
+ * Below, the view, which the swarm's modules reference.
  */
-static uint64_t		 sent_frames, sent_payload;
-
-int
-link_send_member(struct member *m, uint32_t kind, const uint8_t *body,
-    size_t body_len)
-{
-	(void)m;
-	(void)kind;
-	(void)body;
-	(void)body_len;
-	if (links_down)
-		return -1;
-	sent_frames++;
-	return 0;
-}
-
-/* The urgent lane (claims) is the same stub: order is not fuzzed here. */
-int
-link_send_member_urgent(struct member *m, uint32_t kind, const uint8_t *body,
-    size_t body_len)
-{
-	return link_send_member(m, kind, body, body_len);
-}
-
-/* Nothing is queued by these stubs: every frame has "left". */
-size_t
-link_mark_all(struct link_mark *out, size_t max)
-{
-	(void)out;
-	(void)max;
-	return 0;
-}
-
-bool
-link_mark_left(const struct link_mark *m, size_t n)
-{
-	(void)m;
-	(void)n;
-	return true;
-}
-
-int
-link_send_member_data(struct member *m, uint32_t kind, const uint8_t *body,
-    size_t body_len, const struct link_payload *pl)
-{
-	volatile uint8_t sum = 0;
-
-	(void)m;
-	(void)body;
-	(void)body_len;
-	if (kind != FRAME_BLOCK || pl == NULL || pl->len == 0)
-		abort();
-	if (pl->mem != NULL)		/* the bytes must be readable */
-		for (size_t i = 0; i < pl->len; i += 512)
-			sum ^= pl->mem[i];
-	else if (pl->fd < 0)
-		abort();
-	if (pl->release != NULL)
-		pl->release(pl->mem, pl->len, pl->arg);
-	if (links_down)
-		return -1;
-	sent_frames++;
-	sent_payload += pl->len;
-	return 0;
-}
-
-size_t
-link_outq(const struct member *m)
-{
-	(void)m;
-	return links_busy ? SWARM_OUTQ_MAX + 1 : 0;
-}
-
-/* Referenced by modules the swarm pulls in (stats, the command table). */
-uint32_t
-link_count(void)
-{
-	return 1;
-}
-
 int
 view_add_seed(const char *hostport)
 {
@@ -201,26 +121,6 @@ json_t *
 view_json(void)
 {
 	return json_object();
-}
-
-json_t *
-link_list_json(void)
-{
-	return json_array();
-}
-
-/* The swarm registers its kinds and observer; this target calls it. */
-void
-link_register(uint32_t kind, link_handler_fn fn)
-{
-	(void)kind;
-	(void)fn;
-}
-
-void
-link_observe(link_observer_fn fn)
-{
-	(void)fn;
 }
 
 static void
@@ -480,6 +380,8 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	(void)argv;
 	pd = &fz_peerd;
 	conf_defaults(&pd->conf);
+	fake_link_all_up = true;
+	fake_data_kind = FRAME_BLOCK;
 	if (mkdtemp(fz_dir) == NULL)
 		fatal("fuzz_swarm: mkdtemp");
 	pd->conf.name = "fuzz";
@@ -537,8 +439,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size < 1)
 		return 0;
 	pd->conf.direct_io = (data[0] & F_DIRECT) != 0;
-	links_busy = (data[0] & F_BUSY) != 0;
-	links_down = (data[0] & F_DOWN) != 0;
+	fake_outq = (data[0] & F_BUSY) != 0 ? SWARM_OUTQ_MAX + 1 : 0;
+	fake_links_down = (data[0] & F_DOWN) != 0;
 	data++;
 	size--;
 	stats_reset();

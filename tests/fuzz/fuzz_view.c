@@ -101,13 +101,15 @@ gen_seeds(const char *dir)
 		case FRAME_RUMOR:
 			dcbor_put_array(&b, 2);
 			for (int i = 0; i < 2; i++) {
-				dcbor_put_map(&b, 3);
+				dcbor_put_map(&b, 4);
 				dcbor_put_cstr(&b, "rid");
 				dcbor_put_uint(&b, 0x1001 + 2 * (uint64_t)i);
 				dcbor_put_cstr(&b, "hops");
 				dcbor_put_uint(&b, 4);
 				dcbor_put_cstr(&b, "items");
 				dcbor_put_array(&b, 0);
+				dcbor_put_cstr(&b, "origin");
+				dcbor_put_uint(&b, 0x63 + (uint64_t)i);
 			}
 			break;
 		case FRAME_IHAVE:
@@ -118,7 +120,14 @@ gen_seeds(const char *dir)
 			dcbor_put_uint(&b, 0x1001);
 			dcbor_put_uint(&b, 0x2003);
 			break;
-		default:			/* JOIN, DISCONNECT, PRUNE */
+		case FRAME_PRUNE:
+			dcbor_put_map(&b, 1);
+			dcbor_put_cstr(&b, "origins");
+			dcbor_put_array(&b, 2);
+			dcbor_put_uint(&b, 0x63);
+			dcbor_put_uint(&b, 0x64);
+			break;
+		default:			/* JOIN, DISCONNECT */
 			dcbor_put_map(&b, 0);
 			break;
 		}

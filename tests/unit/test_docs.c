@@ -197,13 +197,15 @@ make_examples(void)
 	space_rec_encode(&items, r);
 	rid = gossip_rid(items.data, items.len);
 	out = ex_new("rumor_body");
-	dcbor_put_map(out, 3);
+	dcbor_put_map(out, 4);
 	dcbor_put_cstr(out, "rid");
 	dcbor_put_uint(out, rid);
 	dcbor_put_cstr(out, "hops");
 	dcbor_put_uint(out, 1);
 	dcbor_put_cstr(out, "items");
 	dcbor_put_raw(out, items.data, items.len);
+	dcbor_put_cstr(out, "origin");		/* A's node: its id's first 8 bytes */
+	dcbor_put_uint(out, a.node);
 
 	/* 4. A claim by B on that entry: the bytes B signs. */
 	memset(&c, 0, sizeof(c));

@@ -1,14 +1,17 @@
 /*
- * test_plumtree.c: the broadcast tree of gossip.c against two neighbours
- * played by the test.  The link layer is replaced by the functions below
- * (so link.c is not linked): a member "has a link" when its pointer is
- * set, and every frame gossip.c sends is captured here.  What it shows: a
- * rumor goes eagerly to every neighbour but the one it came from; a stale
- * duplicate answers PRUNE; a PRUNE turns that edge lazy (IHAVE only); an
- * IHAVE'd id that does not arrive is GRAFTed from its announcer; a GRAFT
- * is answered with the records and turns the edge eager again.  Each
- * rumor carries one real signed record and the rid gossip.c requires for
- * it (gossip_rid of its items); the tests name rumors by a small number.
+ * test_plumtree.c: the broadcast trees of gossip.c against three
+ * neighbours played by the test.  The link layer is fake_link.h's (so
+ * link.c is not linked): a member "has a link" when its pointer is set,
+ * and every frame gossip.c sends is captured.  What it shows: a rumor
+ * goes eagerly to every neighbour but the one it came from; a duplicate
+ * answers PRUNE for its origin's tree at once, but never for the last
+ * link into that tree; a PRUNE turns that edge lazy (IHAVE only) for that
+ * origin only; an IHAVE'd id that does not arrive is GRAFTed from its
+ * announcer; a GRAFT is answered with the records and turns the edge
+ * eager again; a neighbour's link lost is routed around.  Each rumor
+ * carries one real signed record and the rid gossip.c requires for it
+ * (gossip_rid of its items); the tests name rumors by a small number and
+ * give each an origin (the writer that started it).
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -36,146 +39,15 @@
 
 #include "peerd_stub.h"
 
-/* ---- the fake link layer ------------------------------------------------ */
-
-#define SENT_MAX	256
-
-static struct sent {
-	struct member	*to;
-	uint32_t	 kind;
-	uint8_t		 body[4096];
-	size_t		 len;
-} sent[SENT_MAX];
-static size_t		 nsent;
-static link_observer_fn	 observers[8];
-static size_t		 nobservers;
-static char		 fake_links[4];
-
-void
-link_register(uint32_t kind, link_handler_fn fn)
-{
-	(void)kind;
-	(void)fn;
-}
-
-void
-link_observe(link_observer_fn fn)
-{
-	for (size_t i = 0; i < nobservers; i++)
-		if (observers[i] == fn)
-			return;
-	observers[nobservers++] = fn;
-}
-
-int
-link_send_member(struct member *m, uint32_t kind, const uint8_t *body,
-    size_t len)
-{
-	if (m->link == NULL)
-		return -1;
-	ck_assert_uint_lt(nsent, SENT_MAX);
-	ck_assert_uint_le(len, sizeof(sent[0].body));
-	sent[nsent].to = m;
-	sent[nsent].kind = kind;
-	memcpy(sent[nsent].body, body, len);
-	sent[nsent].len = len;
-	nsent++;
-	return 0;
-}
-
-/* The urgent lane is recorded like the other: the order is what counts. */
-int
-link_send_member_urgent(struct member *m, uint32_t kind, const uint8_t *body,
-    size_t len)
-{
-	return link_send_member(m, kind, body, len);
-}
-
-/* Every frame "leaves" at once here: nothing is queued. */
-size_t
-link_mark_all(struct link_mark *out, size_t max)
-{
-	(void)out;
-	(void)max;
-	return 0;
-}
-
-bool
-link_mark_left(const struct link_mark *m, size_t n)
-{
-	(void)m;
-	(void)n;
-	return true;
-}
-
-int
-link_send_member_data(struct member *m, uint32_t kind, const uint8_t *body,
-    size_t len, const struct link_payload *pl)
-{
-	if (pl != NULL && pl->release != NULL)
-		pl->release(pl->mem, pl->len, pl->arg);
-	return link_send_member(m, kind, body, len);
-}
-
-size_t
-link_outq(const struct member *m)
-{
-	return m->link == NULL ? SIZE_MAX : 0;
-}
-
-uint32_t
-link_count(void)
-{
-	return 2;
-}
-
-json_t *
-link_list_json(void)
-{
-	return json_array();
-}
-
-struct link *
-link_dial(const char *hostport)
-{
-	(void)hostport;
-	return NULL;
-}
-
-bool
-link_to_addr(const char *addr)
-{
-	(void)addr;
-	return false;
-}
-
-bool
-link_addr_ok(const char *hostport)
-{
-	return strchr(hostport, ':') != NULL;
-}
-
-void
-link_close(struct link *l, const char *why)
-{
-	(void)why;
-	for (size_t i = 0; i < member_count(); i++)
-		if (member_at(i)->link == l) {
-			member_at(i)->link = NULL;
-			for (size_t k = 0; k < nobservers; k++)
-				observers[k](member_at(i), false);
-		}
-}
-
-void
-link_close_flush(struct link *l, const char *why)
-{
-	link_close(l, why);
-}
+#include "fake_link.h"
 
 /* ---- helpers ------------------------------------------------------------ */
 
-static struct member *a, *b;
+static struct member *a, *b, *c;
+
+/* Two writers somewhere in the fleet, and rumors' default origin. */
+#define ORIGIN_X	0x1111111111111111ull
+#define ORIGIN_Y	0x2222222222222222ull
 
 static struct member *
 neighbour(uint8_t idb, const char *name, size_t slot)
@@ -185,9 +57,7 @@ neighbour(uint8_t idb, const char *name, size_t slot)
 
 	memset(id, idb, sizeof(id));
 	m = member_get(id, name, "127.0.0.1:1");
-	m->link = (struct link *)&fake_links[slot];
-	for (size_t k = 0; k < nobservers; k++)
-		observers[k](m, true);
+	fake_link_up(m, slot);
 	return m;
 }
 
@@ -212,11 +82,12 @@ setup(void)
 	hlc_init(&pd->hlc, pd->ident.node);
 	stats_init();
 	member_init();
-	replica_init();
-	nsent = 0;
+	fake_link_reset();
+	replica_init();			/* gossip_init too: its observer */
 	a = neighbour(0xaa, "a", 0);
 	b = neighbour(0xbb, "b", 1);
-	nsent = 0;			/* forget the link-up digests */
+	c = neighbour(0xcc, "c", 2);
+	fake_link_clear();		/* forget the link-up digests */
 }
 
 static void
@@ -227,7 +98,7 @@ teardown(void)
 	trace_free();
 	event_base_free(pd->base);
 	identity_free(&pd->ident);
-	nobservers = 0;
+	fake_link_reset();
 }
 
 /* Let the loop run for ms (the batch, lazy and graft timers fire). */
@@ -319,29 +190,54 @@ rid_of(uint32_t n)
 	return rid;
 }
 
-/* Rumor n as one rumor map, appended to buf. */
+/* Rumor n, started by origin, as one rumor map, appended to buf. */
 static void
-put_rumor(struct dcbor_buf *buf, uint32_t n)
+put_rumor_from(struct dcbor_buf *buf, uint32_t n, uint64_t origin)
 {
 	struct dcbor_buf items;
 
 	items_for(&items, n);
-	dcbor_put_map(buf, 3);
+	dcbor_put_map(buf, 4);
 	dcbor_put_cstr(buf, "rid");
 	dcbor_put_uint(buf, gossip_rid(items.data, items.len));
 	dcbor_put_cstr(buf, "hops");
 	dcbor_put_uint(buf, 8);
 	dcbor_put_cstr(buf, "items");
 	dcbor_put_raw(buf, items.data, items.len);
+	dcbor_put_cstr(buf, "origin");
+	dcbor_put_uint(buf, origin);
 	dcbor_buf_free(&items);
 }
 
-/* A RUMOR body: rumor n alone. */
+static void
+put_rumor(struct dcbor_buf *buf, uint32_t n)
+{
+	put_rumor_from(buf, n, ORIGIN_X);
+}
+
+/* A RUMOR body: rumor n alone, from origin. */
+static void
+rumor_from(struct dcbor_buf *buf, uint32_t n, uint64_t origin)
+{
+	dcbor_buf_init(buf);
+	put_rumor_from(buf, n, origin);
+}
+
 static void
 rumor(struct dcbor_buf *buf, uint32_t n)
 {
+	rumor_from(buf, n, ORIGIN_X);
+}
+
+/* A PRUNE body naming one origin. */
+static void
+prune(struct dcbor_buf *buf, uint64_t origin)
+{
 	dcbor_buf_init(buf);
-	put_rumor(buf, n);
+	dcbor_put_map(buf, 1);
+	dcbor_put_cstr(buf, "origins");
+	dcbor_put_array(buf, 1);
+	dcbor_put_uint(buf, origin);
 }
 
 static void
@@ -371,12 +267,15 @@ sent_to(const struct member *m, uint32_t kind, uint64_t rid, bool *has)
 	dcbor_buf_init(&enc);
 	dcbor_put_uint(&enc, rid);
 	*has = false;
-	for (size_t i = 0; i < nsent; i++) {
-		if (sent[i].to != m || sent[i].kind != kind)
+	ck_assert_uint_eq(fake_overflow, 0);
+	for (size_t i = 0; i < fake_nsent; i++) {
+		const struct fake_sent *x = &fake_sent[i];
+
+		if (x->to != m || x->kind != kind)
 			continue;
 		n++;
-		if (sent[i].len >= enc.len && memmem(sent[i].body, sent[i].len,
-		    enc.data, enc.len) != NULL)
+		if (x->len >= enc.len && memmem(x->body, x->len, enc.data,
+		    enc.len) != NULL)
 			*has = true;
 	}
 	dcbor_buf_free(&enc);
@@ -390,62 +289,178 @@ START_TEST(eager_then_prune_then_lazy)
 	struct dcbor_buf buf;
 	bool has;
 
-	/* From b: forwarded eagerly to a, never back to b. */
+	/* From b: forwarded eagerly to a and c, never back to b. */
 	rumor(&buf, 0x1001);
 	recv_kind(b, FRAME_RUMOR, &buf);
 	run_for(5);
 	ck_assert_uint_eq(sent_to(a, FRAME_RUMOR, rid_of(0x1001), &has), 1);
 	ck_assert(has);
+	ck_assert_uint_eq(sent_to(c, FRAME_RUMOR, rid_of(0x1001), &has), 1);
+	ck_assert(has);
 	ck_assert_uint_eq(sent_to(b, FRAME_RUMOR, rid_of(0x1001), &has), 0);
-	ck_assert_uint_eq(gossip_tree_degree(), 2);
+	ck_assert(gossip_tree_degree() == 3.0);
 	/* Its rid names its items, and its one record was taken. */
 	ck_assert_uint_eq(pd_metrics.rumors_bad_rid, 0);
 	ck_assert_uint_eq(pd_metrics.records_received, 1);
 	ck_assert_uint_eq(pd_metrics.entries_bad_signature, 0);
 	ck_assert_uint_eq(pd_metrics.records_refused, 0);
 
-	/* A duplicate from an edge that has been first lately: kept. */
+	/*
+	 * The copy from a comes second: a is pruned from X's tree at once,
+	 * though it just joined (the old rule waited 4 x --graft-ms of a
+	 * delivering nothing first, which one writer never gives it).
+	 */
 	rumor(&buf, 0x1001);
 	recv_kind(a, FRAME_RUMOR, &buf);
-	ck_assert_uint_eq(sent_to(a, FRAME_PRUNE, 0, &has), 0);
-	/* Stale (nothing first from a for 4 x --graft-ms): PRUNE. */
-	run_for(4 * pd->conf.graft_ms + 10);
+	ck_assert_uint_eq(sent_to(a, FRAME_PRUNE, ORIGIN_X, &has), 1);
+	ck_assert(has);
+	/* And c's copy: c too.  b stays, our one way into X's tree. */
 	rumor(&buf, 0x1001);
-	recv_kind(a, FRAME_RUMOR, &buf);
-	ck_assert_uint_eq(sent_to(a, FRAME_PRUNE, 0, &has), 1);
-	ck_assert_uint_eq(pd_metrics.push_prunes_sent, 1);
+	recv_kind(c, FRAME_RUMOR, &buf);
+	ck_assert_uint_eq(sent_to(c, FRAME_PRUNE, ORIGIN_X, &has), 1);
+	ck_assert_uint_eq(pd_metrics.push_prunes_sent, 2);
 	/* The two copies after the first, one record each, are duplicates. */
 	ck_assert_uint_eq(pd_metrics.duplicates_dropped, 2);
 	ck_assert_uint_eq(pd_metrics.push_duplicate_records, 2);
 	ck_assert_uint_eq(pd_metrics.records_received, 1);
 
-	/* a prunes us: we push it ids only, batched every --lazy-ms. */
-	dcbor_buf_init(&buf);
-	dcbor_put_map(&buf, 0);
-	recv_kind(a, FRAME_PRUNE, &buf);
-	ck_assert_uint_eq(gossip_tree_degree(), 1);
-	nsent = 0;
-	rumor(&buf, 0x2003);
+	/*
+	 * The next rumor of X: a copy that a sent before our PRUNE reached it
+	 * comes first, then b's.  b is our last link into X's tree that we
+	 * have not pruned: it is kept (pruning it too would leave X's
+	 * rumors to reach us only by IHAVE and GRAFT).
+	 */
+	rumor(&buf, 0x1003);
+	recv_kind(a, FRAME_RUMOR, &buf);
+	rumor(&buf, 0x1003);
 	recv_kind(b, FRAME_RUMOR, &buf);
-	run_for(pd->conf.lazy_ms + 10);
-	ck_assert_uint_eq(sent_to(a, FRAME_RUMOR, rid_of(0x2003), &has), 0);
-	ck_assert_uint_eq(sent_to(a, FRAME_IHAVE, rid_of(0x2003), &has), 1);
+	ck_assert_uint_eq(sent_to(b, FRAME_PRUNE, 0, &has), 0);
+	ck_assert_uint_eq(pd_metrics.push_prunes_sent, 2);
+
+	/* Another writer, Y: its tree is its own, b's copy second is pruned. */
+	rumor_from(&buf, 0x1005, ORIGIN_Y);
+	recv_kind(a, FRAME_RUMOR, &buf);
+	rumor_from(&buf, 0x1005, ORIGIN_Y);
+	recv_kind(b, FRAME_RUMOR, &buf);
+	ck_assert_uint_eq(sent_to(b, FRAME_PRUNE, ORIGIN_Y, &has), 1);
 	ck_assert(has);
 
-	/* a GRAFTs it: the records come back and the edge is eager. */
+	/* a prunes us from X's tree: X goes to a as ids, Y still in full. */
+	prune(&buf, ORIGIN_X);
+	recv_kind(a, FRAME_PRUNE, &buf);
+	fake_link_clear();
+	rumor(&buf, 0x2003);
+	recv_kind(b, FRAME_RUMOR, &buf);
+	rumor_from(&buf, 0x2005, ORIGIN_Y);
+	recv_kind(c, FRAME_RUMOR, &buf);
+	run_for(pd->conf.lazy_ms + 10);
+	ck_assert_uint_eq(sent_to(a, FRAME_IHAVE, rid_of(0x2003), &has), 1);
+	ck_assert(has);
+	ck_assert_uint_eq(sent_to(a, FRAME_RUMOR, rid_of(0x2005), &has), 1);
+	ck_assert(has);
+	ck_assert_uint_eq(sent_to(a, FRAME_RUMOR, rid_of(0x2003), &has), 1);
+	ck_assert(!has);
+	/* X: 2 of 3 links eager (a lazy); Y: all 3. */
+	ck_assert(gossip_tree_degree() == 2.5);
+
+	/* a GRAFTs it: the records come back and X's edge is eager. */
 	ids(&buf, rid_of(0x2003));
 	recv_kind(a, FRAME_GRAFT, &buf);
 	run_for(5);
-	ck_assert_uint_eq(sent_to(a, FRAME_RUMOR, rid_of(0x2003), &has), 1);
+	ck_assert_uint_eq(sent_to(a, FRAME_RUMOR, rid_of(0x2003), &has), 2);
 	ck_assert(has);
 	ck_assert_uint_eq(pd_metrics.push_grafts_answered, 1);
-	ck_assert_uint_eq(gossip_tree_degree(), 2);
-	nsent = 0;
+	ck_assert(gossip_tree_degree() == 3.0);
+	fake_link_clear();
 	rumor(&buf, 0x3005);
 	recv_kind(b, FRAME_RUMOR, &buf);
 	run_for(5);
 	ck_assert_uint_eq(sent_to(a, FRAME_RUMOR, rid_of(0x3005), &has), 1);
 	ck_assert(has);
+}
+END_TEST
+
+/*
+ * Our own rumors need no way in: every copy that comes back is pruned,
+ * and the urgent lane (a claim) goes in full to every link, lazy or not.
+ */
+START_TEST(own_rumors_and_the_urgent_lane)
+{
+	struct dcbor_buf buf, rec;
+	uint64_t self = pd->ident.node;
+	bool has;
+
+	/* A copy of one of ours, from each of the three: all pruned. */
+	for (int i = 0; i < 3; i++) {
+		struct member *m = i == 0 ? a : i == 1 ? b : c;
+
+		rumor_from(&buf, 0x7001, self);
+		recv_kind(m, FRAME_RUMOR, &buf);
+		ck_assert_uint_eq(sent_to(m, FRAME_PRUNE, self, &has),
+		    i == 0 ? 0 : 1);
+	}
+	/* (The first was new to us: it was applied, not a duplicate.) */
+	ck_assert_uint_eq(pd_metrics.push_prunes_sent, 2);
+	/* Every neighbour prunes our tree: bulk goes as ids, urgent whole. */
+	for (int i = 0; i < 3; i++) {
+		prune(&buf, self);
+		recv_kind(i == 0 ? a : i == 1 ? b : c, FRAME_PRUNE, &buf);
+	}
+	fake_link_clear();
+	items_for(&rec, 0x7003);
+	/* items_for's array head (one record) is not what the queue takes. */
+	gossip_send_urgent(rec.data + 1, rec.len - 1);
+	dcbor_buf_free(&rec);
+	ck_assert_uint_eq(fake_nsent, 3);
+	for (size_t i = 0; i < fake_nsent; i++) {
+		ck_assert_uint_eq(fake_sent[i].kind, FRAME_RUMOR);
+		ck_assert(fake_sent[i].urgent);
+	}
+	ck_assert_uint_eq(sent_to(c, FRAME_RUMOR, rid_of(0x7003), &has), 1);
+	ck_assert(has);
+}
+END_TEST
+
+/*
+ * A tree node lost mid-burst: b was our one way into X's tree and its
+ * link goes.  The next rumors of X are announced by a and c (lazy for us);
+ * the first is GRAFTed from a, and a's edge is eager for X again.
+ */
+START_TEST(a_lost_tree_node_is_routed_around)
+{
+	struct dcbor_buf buf;
+	bool has;
+
+	rumor(&buf, 0x8001);
+	recv_kind(b, FRAME_RUMOR, &buf);
+	rumor(&buf, 0x8001);
+	recv_kind(a, FRAME_RUMOR, &buf);
+	rumor(&buf, 0x8001);
+	recv_kind(c, FRAME_RUMOR, &buf);
+	ck_assert_uint_eq(pd_metrics.push_prunes_sent, 2);
+	fake_link_down(b);
+	fake_link_clear();
+	ids(&buf, rid_of(0x8003));
+	recv_kind(a, FRAME_IHAVE, &buf);
+	ids(&buf, rid_of(0x8003));
+	recv_kind(c, FRAME_IHAVE, &buf);
+	run_for(pd->conf.graft_ms + 10);
+	ck_assert_uint_eq(sent_to(a, FRAME_GRAFT, rid_of(0x8003), &has), 1);
+	ck_assert(has);
+	/* a answers, later than --graft-ms after our PRUNE: eager again. */
+	rumor(&buf, 0x8003);
+	recv_kind(a, FRAME_RUMOR, &buf);
+	ck_assert_uint_eq(pd_metrics.records_received, 2);
+	/* c's copy of the next rumor is second: c is pruned again, a kept. */
+	run_for(pd->conf.graft_ms + 10);
+	fake_link_clear();
+	rumor(&buf, 0x8005);
+	recv_kind(a, FRAME_RUMOR, &buf);
+	rumor(&buf, 0x8005);
+	recv_kind(c, FRAME_RUMOR, &buf);
+	ck_assert_uint_eq(sent_to(c, FRAME_PRUNE, ORIGIN_X, &has), 1);
+	ck_assert_uint_eq(sent_to(a, FRAME_PRUNE, 0, &has), 0);
+	ck_assert_uint_eq(sent_to(c, FRAME_GRAFT, 0, &has), 0);
 }
 END_TEST
 
@@ -478,7 +493,7 @@ START_TEST(graft_repairs_a_pruned_path)
 	recv_kind(b, FRAME_IHAVE, &buf);
 	ids(&buf, rid_of(0x5009));
 	recv_kind(a, FRAME_IHAVE, &buf);
-	link_close(b->link, "test");
+	fake_link_down(b);
 	run_for(pd->conf.graft_ms + 10);
 	ck_assert_uint_eq(sent_to(a, FRAME_GRAFT, rid_of(0x5009), &has), 1);
 	ck_assert(has);
@@ -502,7 +517,7 @@ START_TEST(batched_rumors_and_bounds)
 	ck_assert(has);
 	ck_assert_uint_eq(sent_to(a, FRAME_RUMOR, rid_of(0x6001), &has), 1);
 	ck_assert(has);
-	ck_assert_uint_eq(pd_metrics.push_eager, 2);
+	ck_assert_uint_eq(pd_metrics.push_eager, 4);	/* to a and c */
 	ck_assert_uint_eq(pd_metrics.records_received, 2);
 	ck_assert_uint_eq(pd_metrics.rumors_bad_rid, 0);
 	/* An empty batch, a zero id, a bad PRUNE: malformed. */
@@ -515,6 +530,25 @@ START_TEST(batched_rumors_and_bounds)
 	dcbor_buf_free(&buf);
 	ck_assert_int_eq(gossip_recv(b, FRAME_PRUNE, (const uint8_t *)"\xa1",
 	    1), -1);
+	/* The old empty PRUNE, and one naming no origin, are refused too. */
+	ck_assert_int_eq(gossip_recv(b, FRAME_PRUNE, (const uint8_t *)"\xa0",
+	    1), -1);
+	dcbor_buf_init(&buf);
+	dcbor_put_map(&buf, 1);
+	dcbor_put_cstr(&buf, "origins");
+	dcbor_put_array(&buf, 0);
+	ck_assert_int_eq(gossip_recv(b, FRAME_PRUNE, buf.data, buf.len), -1);
+	dcbor_buf_free(&buf);
+	/* A PRUNE for a tree we do not hold takes no slot. */
+	prune(&buf, 0x3333333333333333ull);
+	recv_kind(b, FRAME_PRUNE, &buf);
+	ck_assert_uint_eq(pd_metrics.push_origins_replaced, 0);
+	/* More writers than slots: the least recently used is replaced. */
+	for (uint32_t k = 0; k < GOSSIP_ORIGINS + 1; k++) {
+		rumor_from(&buf, 0x9001 + 2 * k, 0x4000 + k);
+		recv_kind(b, FRAME_RUMOR, &buf);
+	}
+	ck_assert_uint_eq(pd_metrics.push_origins_replaced, 2);
 	/* A flood of IHAVE ids is held to the missing table's size. */
 	for (uint64_t k = 0; k < GOSSIP_MISSING + 100; k++) {
 		ids(&buf, 0x100000 + 2 * k + 1);
@@ -532,6 +566,8 @@ plumtree_suite(void)
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, eager_then_prune_then_lazy);
+	tcase_add_test(tc, own_rumors_and_the_urgent_lane);
+	tcase_add_test(tc, a_lost_tree_node_is_routed_around);
 	tcase_add_test(tc, graft_repairs_a_pruned_path);
 	tcase_add_test(tc, batched_rumors_and_bounds);
 	suite_add_tcase(s, tc);
