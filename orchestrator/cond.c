@@ -28,65 +28,95 @@ live_index(struct run *r, const char *id)
 	return -1;
 }
 
+/* cond_connected's look at every peer's links, filled as answers come. */
+struct overlay {
+	int		 n, live;
+	uint8_t		*adj;
+	int		*links, *want;
+	bool		*answered;
+	char		 err[256];
+};
+
+static void
+overlay_one(struct run *r, int i, struct peer *p, json_t *res, void *arg)
+{
+	struct overlay *o = arg;
+	json_int_t want;
+	json_t *m;
+	size_t k;
+
+	if (p->state != PEER_RUNNING)
+		return;
+	if (res == NULL) {
+		snprintf(o->err, sizeof(o->err), "%s did not answer peers",
+		    p->name);
+		return;
+	}
+	o->answered[i] = true;
+	json_array_foreach(json_object_get(res, "members"), k, m) {
+		int j = live_index(r, json_string_value(
+		    json_object_get(m, "peer_id")));
+
+		if (j < 0 || j == i || !json_is_true(json_object_get(m, "link")))
+			continue;
+		o->adj[(size_t)i * (size_t)o->n + (size_t)j] = 1;
+		o->adj[(size_t)j * (size_t)o->n + (size_t)i] = 1;
+		o->links[i]++;
+	}
+	want = json_integer_value(json_object_get(json_object_get(res, "view"),
+	    "active_max"));
+	if (want <= 0 || want > o->live - 1)
+		want = o->live - 1;
+	o->want[i] = (int)want;
+}
+
 /*
  * Partial views (docs/scenarios.md "connected"): every running peer has
  * at least min(its --active, live - 1) links to running peers, and the
  * overlay (the union of the peers' links) is one connected graph.  A full
- * mesh is the case live - 1 <= --active.
+ * mesh is the case live - 1 <= --active.  Every peer is asked at once
+ * (run_call_each).
  */
 static int
 cond_connected(struct run *r, json_t *step, uint64_t deadline, char *why,
     size_t len)
 {
-	int n = r->fleet.npeers, live = 0, reached = 0, *queue, qh = 0, qt = 0;
-	uint8_t *adj, *seen;
-	char err[256];
+	int n = r->fleet.npeers, reached = 0, *queue, qh = 0, qt = 0;
+	struct overlay o;
+	uint8_t *seen;
 	int rc = 0;
 
 	(void)step;
 	(void)deadline;
-	adj = calloc((size_t)n * (size_t)n, 1);
+	memset(&o, 0, sizeof(o));
+	o.n = n;
+	o.adj = calloc((size_t)n * (size_t)n, 1);
+	o.links = calloc((size_t)n, sizeof(*o.links));
+	o.want = calloc((size_t)n, sizeof(*o.want));
+	o.answered = calloc((size_t)n, sizeof(*o.answered));
 	seen = calloc((size_t)n, 1);
 	queue = calloc((size_t)n, sizeof(*queue));
-	if (adj == NULL || seen == NULL || queue == NULL) {
+	if (o.adj == NULL || o.links == NULL || o.want == NULL ||
+	    o.answered == NULL || seen == NULL || queue == NULL) {
 		snprintf(why, len, "out of memory");
 		goto out;
 	}
 	for (int i = 0; i < n; i++)
-		live += r->fleet.peers[i]->state == PEER_RUNNING;
+		o.live += r->fleet.peers[i]->state == PEER_RUNNING;
+	run_call_each(r, "peers", NULL, CALL_MS, overlay_one, &o);
 	for (int i = 0; i < n; i++) {
 		struct peer *p = r->fleet.peers[i];
-		json_t *res, *m;
-		json_int_t want;
-		size_t k;
-		int links = 0;
 
 		if (p->state != PEER_RUNNING)
 			continue;
-		if ((res = run_call(r, p, "peers", NULL, CALL_MS, err,
-		    sizeof(err))) == NULL) {
-			snprintf(why, len, "%s", err);
+		if (!o.answered[i]) {
+			snprintf(why, len, "%s", o.err[0] != '\0' ? o.err :
+			    "a peer was not asked (the watchdog stopped the run)");
 			goto out;
 		}
-		json_array_foreach(json_object_get(res, "members"), k, m) {
-			int j = live_index(r, json_string_value(
-			    json_object_get(m, "peer_id")));
-
-			if (j < 0 || j == i ||
-			    !json_is_true(json_object_get(m, "link")))
-				continue;
-			adj[(size_t)i * (size_t)n + (size_t)j] = 1;
-			adj[(size_t)j * (size_t)n + (size_t)i] = 1;
-			links++;
-		}
-		want = json_integer_value(json_object_get(json_object_get(res,
-		    "view"), "active_max"));
-		json_decref(res);
-		if (want <= 0 || want > live - 1)
-			want = live - 1;
-		if (links < want) {
-			snprintf(why, len, "%s has %d of %lld links", p->name,
-			    links, (long long)want);
+		if (o.links[i] < o.want[i]) {
+			snprintf(why, len, "%s has %d of %d links", p->name,
+			    o.links[i], o.want[i]);
 			goto out;
 		}
 	}
@@ -100,60 +130,116 @@ cond_connected(struct run *r, json_t *step, uint64_t deadline, char *why,
 
 		reached++;
 		for (int j = 0; j < n; j++)
-			if (adj[(size_t)i * (size_t)n + (size_t)j] && !seen[j]) {
+			if (o.adj[(size_t)i * (size_t)n + (size_t)j] &&
+			    !seen[j]) {
 				seen[j] = 1;
 				queue[qt++] = j;
 			}
 	}
-	if (reached < live) {
+	if (reached < o.live) {
 		snprintf(why, len, "the overlay is split: %d of %d peers "
-		    "reachable from the first", reached, live);
+		    "reachable from the first", reached, o.live);
 		goto out;
 	}
 	rc = 1;
 out:
-	free(adj);
+	free(o.adj);
+	free(o.links);
+	free(o.want);
+	free(o.answered);
 	free(seen);
 	free(queue);
 	return rc;
+}
+
+/* cond_converged's and cond_visible's answers, as they come. */
+struct agree {
+	json_t		*writes;	/* visible: the ids each must have */
+	json_int_t	 first;
+	bool		 have, differ;
+	int		 bad;		/* a fleet index, or -1 */
+	size_t		 missing;
+	char		 err[256];
+};
+
+static void
+digest_one(struct run *r, int i, struct peer *p, json_t *res, void *arg)
+{
+	struct agree *a = arg;
+	json_int_t d;
+
+	(void)r;
+	if (p->state != PEER_RUNNING)
+		return;
+	if (res == NULL) {
+		snprintf(a->err, sizeof(a->err), "%s did not answer dump",
+		    p->name);
+		return;
+	}
+	d = json_integer_value(json_object_get(json_object_get(res, "space"),
+	    "digest"));
+	if (a->have && d != a->first && !a->differ) {
+		a->differ = true;
+		a->bad = i;
+	}
+	a->first = d;
+	a->have = true;
 }
 
 static int
 cond_converged(struct run *r, json_t *step, uint64_t deadline, char *why,
     size_t len)
 {
-	char err[256];
-	json_int_t first = 0;
-	bool have = false;
+	struct agree a;
+	json_t *args;
 
 	(void)step;
 	(void)deadline;
-	for (int i = 0; i < r->fleet.npeers; i++) {
-		struct peer *p = r->fleet.peers[i];
-		json_t *args, *res;
-		json_int_t d;
-
-		if (p->state != PEER_RUNNING)
-			continue;
-		args = json_pack("{s:i}", "limit", 0);
-		res = run_call(r, p, "dump", args, CALL_MS, err, sizeof(err));
-		json_decref(args);
-		if (res == NULL) {
-			snprintf(why, len, "%s", err);
-			return 0;
-		}
-		d = json_integer_value(json_object_get(json_object_get(res,
-		    "space"), "digest"));
-		json_decref(res);
-		if (have && d != first) {
-			snprintf(why, len, "%s differs from the first peer",
-			    p->name);
-			return 0;
-		}
-		first = d;
-		have = true;
+	memset(&a, 0, sizeof(a));
+	a.bad = -1;
+	args = json_pack("{s:i}", "limit", 0);
+	run_call_each(r, "dump", args, CALL_MS, digest_one, &a);
+	json_decref(args);
+	if (a.err[0] != '\0') {
+		snprintf(why, len, "%s", a.err);
+		return 0;
+	}
+	if (a.differ) {
+		snprintf(why, len, "%s differs from another peer",
+		    r->fleet.peers[a.bad]->name);
+		return 0;
 	}
 	return 1;
+}
+
+static void
+ids_one(struct run *r, int i, struct peer *p, json_t *res, void *arg)
+{
+	struct agree *a = arg;
+	json_t *have, *v;
+	const char *id;
+	size_t k, missing = 0;
+
+	(void)r;
+	if (p->state != PEER_RUNNING)
+		return;
+	if (res == NULL) {
+		snprintf(a->err, sizeof(a->err), "%s did not answer ids",
+		    p->name);
+		return;
+	}
+	have = json_object();
+	json_array_foreach(json_object_get(res, "ids"), k, v)
+		json_object_set_new(have, json_string_value(
+		    json_array_get(v, 0)), json_true());
+	json_object_foreach(a->writes, id, v)
+		if (json_object_get(have, id) == NULL)
+			missing++;
+	json_decref(have);
+	if (missing > 0 && a->bad == -1) {
+		a->bad = i;
+		a->missing = missing;
+	}
 }
 
 /* Every written id on every running peer. */
@@ -161,38 +247,23 @@ static int
 cond_visible(struct run *r, json_t *step, uint64_t deadline, char *why,
     size_t len)
 {
-	char err[256];
+	struct agree a;
 
 	(void)step;
 	(void)deadline;
 	history_loads_look(r);
-	for (int i = 0; i < r->fleet.npeers; i++) {
-		struct peer *p = r->fleet.peers[i];
-		json_t *res, *have, *v;
-		const char *id;
-		size_t k, missing = 0;
-
-		if (p->state != PEER_RUNNING)
-			continue;
-		if ((res = run_call(r, p, "ids", NULL, CALL_MS * 2, err,
-		    sizeof(err))) == NULL) {
-			snprintf(why, len, "%s", err);
-			return 0;
-		}
-		have = json_object();
-		json_array_foreach(json_object_get(res, "ids"), k, v)
-			json_object_set_new(have, json_string_value(
-			    json_array_get(v, 0)), json_true());
-		json_object_foreach(r->writes, id, v)
-			if (json_object_get(have, id) == NULL)
-				missing++;
-		json_decref(have);
-		json_decref(res);
-		if (missing > 0) {
-			snprintf(why, len, "%s lacks %zu entries", p->name,
-			    missing);
-			return 0;
-		}
+	memset(&a, 0, sizeof(a));
+	a.bad = -1;
+	a.writes = r->writes;
+	run_call_each(r, "ids", NULL, CALL_MS * 2, ids_one, &a);
+	if (a.err[0] != '\0') {
+		snprintf(why, len, "%s", a.err);
+		return 0;
+	}
+	if (a.bad != -1) {
+		snprintf(why, len, "%s lacks %zu entries",
+		    r->fleet.peers[a.bad]->name, a.missing);
+		return 0;
 	}
 	return 1;
 }

@@ -16,6 +16,7 @@
 #include "run.h"
 
 #define CALL_MS		5000	/* bound on one control request */
+#define RUN_EACH_WINDOW	64	/* run_call_each's calls in flight */
 #define POLL_NS		(20 * 1000 * 1000)	/* between two looks */
 #define COLLECT_MS	500	/* take collection; looks at write loads */
 #define PROGRESS_MS	10000	/* progress line when not on a terminal */
@@ -44,6 +45,16 @@ void		 run_set_measure(struct run *r, const char *name, double value,
 /* One control call awaited on the loop (timers running); NULL with err. */
 json_t		*run_call(struct run *r, struct peer *p, const char *cmd,
 		    json_t *args, int timeout_ms, char *err, size_t errlen);
+/* One answer of run_call_each: res borrowed, NULL when the call failed. */
+typedef void	(*run_each_fn)(struct run *r, int index, struct peer *p,
+		    json_t *res, void *arg);
+/*
+ * The same call to every live peer, RUN_EACH_WINDOW of them in flight at
+ * once, awaited on the loop; fn gets each answer as it comes (in any
+ * order).  A 1,000-peer fleet answers in seconds, not one by one.
+ */
+void		 run_call_each(struct run *r, const char *cmd, json_t *args,
+		    int timeout_ms, run_each_fn fn, void *arg);
 /* A short pause between two looks, with the timers running. */
 void		 run_nap(struct run *r);
 /* Interrupt, crash, watchdog: -1 when the run must stop. */

@@ -188,6 +188,97 @@ run_call(struct run *r, struct peer *p, const char *cmd, json_t *args,
 	return res;
 }
 
+/*
+ * run_call_each's state, on the heap: when the watchdog ends the wait,
+ * the calls still in flight complete later, and the last frees it.
+ */
+struct each {
+	struct run	*r;
+	const char	*cmd;
+	json_t		*args;
+	int		 timeout_ms;
+	run_each_fn	 fn;
+	void		*arg;
+	int		 next, inflight;
+	bool		 abandoned;
+};
+
+struct each_call {
+	struct each	*e;
+	int		 index;
+};
+
+static void	each_issue(struct each *);
+
+static void
+each_cb(struct peer *p, enum ctl_status st, json_t *res, const char *err,
+    void *arg)
+{
+	struct each_call *k = arg;
+	struct each *e = k->e;
+
+	e->inflight--;
+	if (!e->abandoned) {
+		if (st == CTL_TIMEOUT)
+			watch_trip(e->r, p, err);
+		e->fn(e->r, k->index, p, st == CTL_OK ? res : NULL, e->arg);
+		each_issue(e);
+	} else if (e->inflight == 0) {
+		json_decref(e->args);
+		free(e);
+	}
+	free(k);
+}
+
+/* Keep RUN_EACH_WINDOW calls in flight while peers are left to ask. */
+static void
+each_issue(struct each *e)
+{
+	struct run *r = e->r;
+
+	while (e->inflight < RUN_EACH_WINDOW && e->next < r->fleet.npeers) {
+		struct peer *p = r->fleet.peers[e->next];
+		struct each_call *k;
+
+		if (!fleet_live(p) || p->stuck || p->state == PEER_PAUSED) {
+			e->next++;
+			continue;
+		}
+		k = xcalloc(1, sizeof(*k));
+		k->e = e;
+		k->index = e->next++;
+		e->inflight++;
+		ctl_call(r->base, p, e->cmd, e->args, e->timeout_ms, each_cb, k);
+	}
+}
+
+void
+run_call_each(struct run *r, const char *cmd, json_t *args, int timeout_ms,
+    run_each_fn fn, void *arg)
+{
+	struct each *e;
+
+	if (r->hang && !r->hang_done)
+		return;
+	e = xcalloc(1, sizeof(*e));
+	e->r = r;
+	e->cmd = cmd;
+	e->args = args != NULL ? json_incref(args) : NULL;
+	e->timeout_ms = timeout_ms;
+	e->fn = fn;
+	e->arg = arg;
+	each_issue(e);
+	while ((e->inflight > 0 || e->next < r->fleet.npeers) &&
+	    !(r->hang && !r->hang_done))
+		event_base_loop(r->base, EVLOOP_ONCE);
+	if (e->inflight > 0) {
+		e->abandoned = true;	/* the last callback frees it */
+		return;
+	}
+	json_decref(e->args);
+	free(e);
+}
+
 static void
 nap_cb(evutil_socket_t fd, short what, void *arg)
 {
@@ -388,34 +479,37 @@ run_write_json(const char *path, json_t *j)
  * write step begins: the write-window measures (push.*, frames per write)
  * count from there, not from the start-up handshakes.
  */
+static void
+window_one(struct run *r, int index, struct peer *p, json_t *m, void *arg)
+{
+	json_t *sum = arg, *v;
+	const char *k;
+
+	(void)r;
+	(void)index;
+	if (m == NULL || p->state != PEER_RUNNING)
+		return;
+	json_object_foreach(json_object_get(m, "counters"), k, v)
+		if (json_is_number(v))
+			json_object_set_new(sum, k, json_real(
+			    json_number_value(v) + json_number_value(
+			    json_object_get(sum, k))));
+	json_object_set_new(sum, "frames.out_by_kind.rumor", json_real(
+	    json_number_value(json_object_get(sum,
+	    "frames.out_by_kind.rumor")) + json_number_value(
+	    json_object_get(json_object_get(json_object_get(m,
+	    "counters"), "frames.out_by_kind"), "rumor"))));
+}
+
 void
 run_write_window_open(struct run *r)
 {
-	char err[256];
-	json_t *sum, *m, *v;
-	const char *k;
+	json_t *sum;
 
 	if (r->write_base != NULL)
 		return;
 	sum = json_object();
-	for (int i = 0; i < r->fleet.npeers; i++) {
-		struct peer *p = r->fleet.peers[i];
-
-		if (p->state != PEER_RUNNING || (m = run_call(r, p, "metrics",
-		    NULL, CALL_MS, err, sizeof(err))) == NULL)
-			continue;
-		json_object_foreach(json_object_get(m, "counters"), k, v)
-			if (json_is_number(v))
-				json_object_set_new(sum, k, json_real(
-				    json_number_value(v) + json_number_value(
-				    json_object_get(sum, k))));
-		json_object_set_new(sum, "frames.out_by_kind.rumor", json_real(
-		    json_number_value(json_object_get(sum,
-		    "frames.out_by_kind.rumor")) + json_number_value(
-		    json_object_get(json_object_get(json_object_get(m,
-		    "counters"), "frames.out_by_kind"), "rumor"))));
-		json_decref(m);
-	}
+	run_call_each(r, "metrics", NULL, CALL_MS, window_one, sum);
 	r->write_base = sum;
 }
 
@@ -440,84 +534,100 @@ push_measures(struct run *r)
 	    "push.duplicate_records"), "count");
 }
 
-/* Metrics of every live peer into its directory and the merged measures. */
+/* What gather() adds up while the answers come in. */
+struct gather {
+	struct metrics_hists	 all;
+	double			 frames_out, bytes_out, bad, rumor_out;
+	bool			 have_metrics;
+	json_t			**rows;		/* one per fleet index */
+};
+
+/* One peer's metrics: its metrics.json, its row, the fleet's sums. */
+static void
+gather_one(struct run *r, int i, struct peer *p, json_t *m, void *arg)
+{
+	struct gather *g = arg;
+	struct metrics_hists one;
+	json_t *c, *proc, *row = g->rows[i], *v;
+	char path[700];
+	const char *k;
+
+	if (m == NULL)
+		return;
+	snprintf(path, sizeof(path), "%s/metrics.json", p->dir);
+	run_write_json(path, m);
+	c = json_object_get(m, "counters");
+	proc = json_object_get(m, "process");
+	json_object_set(row, "cpu_s", json_object_get(proc, "cpu_s"));
+	json_object_set(row, "max_rss_kib", json_object_get(proc,
+	    "max_rss_kib"));
+	json_object_set(row, "frames_in", json_object_get(c, "frames.in"));
+	json_object_set(row, "frames_out", json_object_get(c, "frames.out"));
+	json_object_set(row, "bytes_in", json_object_get(c, "bytes.in"));
+	json_object_set(row, "bytes_out", json_object_get(c, "bytes.out"));
+	r->tree_degree += json_number_value(json_object_get(
+	    json_object_get(m, "gauges"), "push.tree_degree"));
+	g->frames_out += json_number_value(json_object_get(c, "frames.out"));
+	g->bytes_out += json_number_value(json_object_get(c, "bytes.out"));
+	json_object_foreach(json_object_get(c, "frames.bad"), k, v)
+		g->bad += json_number_value(v);
+	g->rumor_out += json_number_value(json_object_get(json_object_get(c,
+	    "frames.out_by_kind"), "rumor"));
+	json_object_foreach(c, k, v) {
+		json_t *sum = json_object_get(r->counters, k);
+
+		if (json_is_number(v))
+			json_object_set_new(r->counters, k, json_real(
+			    json_number_value(v) + (sum ?
+			    json_number_value(sum) : 0)));
+	}
+	metrics_hists_init(&one);
+	if (metrics_hists_from_json(&one, json_object_get(m, "latency")) == 0)
+		metrics_hists_merge(&g->all, &one);
+	g->have_metrics = true;
+}
+
+/*
+ * Metrics of every live peer into its directory and the merged measures,
+ * asked of all peers at once (run_call_each); the rows stay in fleet order.
+ */
 static void
 gather(struct run *r)
 {
-	struct metrics_hists all, one;
-	double frames_out = 0, bytes_out = 0, bad = 0, rumor_out = 0;
-	bool have_metrics = false;
-	char err[256], path[700];
+	struct gather g;
 
-	metrics_hists_init(&all);
+	memset(&g, 0, sizeof(g));
+	metrics_hists_init(&g.all);
+	g.rows = xcalloc((size_t)r->fleet.npeers + 1, sizeof(*g.rows));
 	for (int i = 0; i < r->fleet.npeers; i++) {
 		struct peer *p = r->fleet.peers[i];
-		json_t *m = NULL, *c, *proc, *row, *v;
-		const char *k;
 
 		if (p->state == PEER_PAUSED)
 			fleet_signal(p, SIGCONT);
-		if (fleet_live(p))
-			m = run_call(r, p, "metrics", NULL, CALL_MS, err,
-			    sizeof(err));
-		row = json_pack("{s:s, s:i, s:s}", "name", p->name, "index", i,
-		    "state", fleet_state_name(p->state));
+		g.rows[i] = json_pack("{s:s, s:i, s:s}", "name", p->name,
+		    "index", i, "state", fleet_state_name(p->state));
 		if (p->pid > 0)
-			json_object_set_new(row, "pid", json_integer(p->pid));
-		if (m == NULL) {
-			json_array_append_new(r->peer_rows, row);
-			continue;
-		}
-		snprintf(path, sizeof(path), "%s/metrics.json", p->dir);
-		run_write_json(path, m);
-		c = json_object_get(m, "counters");
-		proc = json_object_get(m, "process");
-		json_object_set(row, "cpu_s", json_object_get(proc, "cpu_s"));
-		json_object_set(row, "max_rss_kib", json_object_get(proc,
-		    "max_rss_kib"));
-		json_object_set(row, "frames_in", json_object_get(c, "frames.in"));
-		json_object_set(row, "frames_out", json_object_get(c,
-		    "frames.out"));
-		json_object_set(row, "bytes_in", json_object_get(c, "bytes.in"));
-		json_object_set(row, "bytes_out", json_object_get(c, "bytes.out"));
-		json_array_append_new(r->peer_rows, row);
-		r->tree_degree += json_number_value(json_object_get(
-		    json_object_get(m, "gauges"), "push.tree_degree"));
-		frames_out += json_number_value(json_object_get(c, "frames.out"));
-		bytes_out += json_number_value(json_object_get(c, "bytes.out"));
-		json_object_foreach(json_object_get(c, "frames.bad"), k, v)
-			bad += json_number_value(v);
-		rumor_out += json_number_value(json_object_get(json_object_get(c,
-		    "frames.out_by_kind"), "rumor"));
-		json_object_foreach(c, k, v) {
-			json_t *sum = json_object_get(r->counters, k);
-
-			if (json_is_number(v))
-				json_object_set_new(r->counters, k, json_real(
-				    json_number_value(v) + (sum ?
-				    json_number_value(sum) : 0)));
-		}
-		metrics_hists_init(&one);
-		if (metrics_hists_from_json(&one, json_object_get(m, "latency"))
-		    == 0)
-			metrics_hists_merge(&all, &one);
-		have_metrics = true;
-		json_decref(m);
+			json_object_set_new(g.rows[i], "pid",
+			    json_integer(p->pid));
 	}
-	hist_measure(r, "gossip.write_to_visible", &all.write_to_visible);
-	hist_measure(r, "throughput.write_to_take", &all.write_to_take);
-	hist_measure(r, "control.rtt", &all.control_rtt);
-	if (have_metrics) {
-		run_set_measure(r, "fleet.frames_out", frames_out, "count");
-		run_set_measure(r, "fleet.bytes_out", bytes_out, "bytes");
-		run_set_measure(r, "fleet.bad_frames", bad, "count");
+	run_call_each(r, "metrics", NULL, CALL_MS, gather_one, &g);
+	for (int i = 0; i < r->fleet.npeers; i++)
+		json_array_append_new(r->peer_rows, g.rows[i]);
+	free(g.rows);
+	hist_measure(r, "gossip.write_to_visible", &g.all.write_to_visible);
+	hist_measure(r, "throughput.write_to_take", &g.all.write_to_take);
+	hist_measure(r, "control.rtt", &g.all.control_rtt);
+	if (g.have_metrics) {
+		run_set_measure(r, "fleet.frames_out", g.frames_out, "count");
+		run_set_measure(r, "fleet.bytes_out", g.bytes_out, "bytes");
+		run_set_measure(r, "fleet.bad_frames", g.bad, "count");
 		if (json_object_size(r->writes) > 0 && r->write_base != NULL) {
 			double w = (double)json_object_size(r->writes);
 
 			run_set_measure(r, "gossip.frames_per_write",
 			    window_delta(r, "frames.out") / w, "ratio");
 			run_set_measure(r, "gossip.rumor_frames_per_write",
-			    (rumor_out - json_number_value(json_object_get(
+			    (g.rumor_out - json_number_value(json_object_get(
 			    r->write_base, "frames.out_by_kind.rumor"))) / w,
 			    "ratio");
 		}
