@@ -124,6 +124,7 @@ static struct origin {
 	bool		 live;
 	struct member	*first;		/* sent us its latest rumor first */
 	struct member	*prev;		/* the one before (members stay) */
+	uint64_t	 last_rid;	/* its latest rumor we hold */
 } origins[GOSSIP_ORIGINS];
 
 static struct cached	 cache[GOSSIP_CACHE];
@@ -398,9 +399,12 @@ static void
 pt_broadcast(uint64_t rid, uint64_t hops, uint64_t origin,
     const uint8_t *items, size_t len, const struct member *from, bool urgent)
 {
-	uint64_t bit = 1ull << origin_slot(origin);
+	unsigned k = origin_slot(origin);
+	uint64_t bit = 1ull << k;
 	struct dcbor_buf map;
 
+	if (from == NULL)
+		origins[k].last_rid = rid;
 	dcbor_buf_init(&map);
 	rumor_put(&map, rid, hops, origin, items, len);
 	for (size_t i = 0; i < member_count(); i++) {
@@ -713,6 +717,7 @@ recv_one_rumor(struct member *from, struct dcbor_rd *rd, uint64_t *dup)
 	seen_add(rid);
 	origins[k].prev = origins[k].first;
 	origins[k].first = from;
+	origins[k].last_rid = rid;
 	/* A copy that crossed our PRUNE in flight does not count. */
 	if (clock_mono_ms() - from->pt_prune_ms >= pd->conf.graft_ms)
 		from->pt_pruned &= ~(1ull << k);
@@ -1119,6 +1124,48 @@ gossip_recv(struct member *from, uint32_t kind, const uint8_t *body,
 	}
 }
 
+/*
+ * m's link went down.  For each tree whose last way in it was (no other
+ * link left that we have not pruned from it), GRAFT the tree's latest
+ * rumor from another link at once: its answer is one duplicate, and that
+ * link pushes the origin to us eagerly from then on.  Waiting for the next
+ * rumor's IHAVE would cost --lazy-ms + --graft-ms of every tree that ran
+ * through m (a view swap, a dead peer).
+ */
+static void
+pt_link_lost(struct member *m)
+{
+	uint64_t ids[GOSSIP_ORIGINS], mask = 0;
+	struct member *to = NULL;
+	size_t n = 0;
+
+	if (member_pick_up(&to, 1, m) != 1 || to == m)
+		return;
+	for (unsigned k = 0; k < GOSSIP_ORIGINS; k++) {
+		uint64_t bit = 1ull << k;
+		bool other = false;
+
+		if (!origins[k].live || origins[k].last_rid == 0 ||
+		    (m->pt_pruned & bit) || origins[k].origin == self_origin())
+			continue;
+		for (size_t i = 0; i < member_count() && !other; i++) {
+			const struct member *o = member_at(i);
+
+			other = o != m && o->link != NULL &&
+			    !(o->pt_pruned & bit);
+		}
+		if (other)
+			continue;
+		ids[n++] = origins[k].last_rid;
+		mask |= bit;
+	}
+	if (n == 0)
+		return;
+	send_ids(to, FRAME_GRAFT, ids, n);
+	pd_count(push_grafts_sent);
+	to->pt_pruned &= ~mask;
+}
+
 /* A link came up: advertise ourselves and catch up at once; went down. */
 static void
 gossip_link(struct member *m, bool up)
@@ -1132,6 +1179,8 @@ gossip_link(struct member *m, bool up)
 	m->ae_asked_ms = 0;
 	m->ae_answered_ms = 0;
 	recon_link_down(m);
+	if (!pd->stopping)
+		pt_link_lost(m);
 	m->pt_lazy = m->pt_pruned = 0;
 	dcbor_buf_free(&m->pt_out);
 	m->pt_nout = 0;
