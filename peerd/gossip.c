@@ -1,9 +1,8 @@
 /*
- * gossip.c: Plumtree broadcast (eager rumors along tree edges, IHAVE on
- * the rest of the active view, GRAFT and PRUNE mending the tree), batched
- * per link; anti-entropy by digest and delta; PING/ACK/PING_REQ (see
- * gossip.h and docs/protocol.md).  The records themselves are the replica's business:
- * this file moves them.
+ * gossip.c: the gossip kinds' dispatch, anti-entropy by digest and delta,
+ * PING/ACK/PING_REQ (see gossip.h and docs/protocol.md); the broadcast
+ * itself (Plumtree, one tree per origin) is plumtree.c's.  The records
+ * themselves are the replica's business: this file moves them.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -20,634 +19,16 @@
 #include "member.h"
 #include "stats.h"
 #include "peerd.h"
+#include "plumtree.h"
 #include "recon.h"
 #include "replica.h"
 #include "trace.h"
 #include "xmalloc.h"
 
-/* Seen rumor ids: a FIFO ring for eviction plus an open-addressing set. */
-#define SEEN_SLOTS	(GOSSIP_SEEN * 4)
-
-static uint64_t		 seen_ring[GOSSIP_SEEN];
-static size_t		 seen_next;
-static uint64_t		 seen_set[SEEN_SLOTS];	/* 0 = empty */
-
-static struct dcbor_buf	 batch;		/* queued records, concatenated */
-static size_t		 batch_n;
-static struct event	*flush_ev;
 static uint64_t		 last_ae_ms;
 
-static bool
-seen_has(uint64_t rid)
-{
-	for (size_t i = rid % SEEN_SLOTS, n = 0; n < SEEN_SLOTS;
-	    i = (i + 1) % SEEN_SLOTS, n++) {
-		if (seen_set[i] == 0)
-			return false;
-		if (seen_set[i] == rid)
-			return true;
-	}
-	return false;
-}
-
-static void
-seen_del(uint64_t rid)
-{
-	size_t i = rid % SEEN_SLOTS, j;
-
-	while (seen_set[i] != rid) {
-		if (seen_set[i] == 0)
-			return;
-		i = (i + 1) % SEEN_SLOTS;
-	}
-	/* Backward-shift deletion keeps the probe chains whole. */
-	seen_set[i] = 0;
-	for (j = (i + 1) % SEEN_SLOTS; seen_set[j] != 0;
-	    j = (j + 1) % SEEN_SLOTS) {
-		uint64_t v = seen_set[j];
-		size_t home = v % SEEN_SLOTS;
-		bool move = i <= j ? (home <= i || home > j) :
-		    (home <= i && home > j);
-
-		if (move) {
-			seen_set[i] = v;
-			seen_set[j] = 0;
-			i = j;
-		}
-	}
-}
-
-static void
-seen_add(uint64_t rid)
-{
-	size_t i;
-
-	if (seen_ring[seen_next] != 0)
-		seen_del(seen_ring[seen_next]);
-	seen_ring[seen_next] = rid;
-	seen_next = (seen_next + 1) % GOSSIP_SEEN;
-	for (i = rid % SEEN_SLOTS; seen_set[i] != 0; i = (i + 1) % SEEN_SLOTS)
-		;
-	seen_set[i] = rid;
-}
-
-/* ---- Plumtree: eager rumors on tree edges, IHAVE on the rest ----------- */
-
-/* Recently forwarded rumors, to answer a GRAFT: a ring. */
-struct cached {
-	uint64_t	 rid;
-	uint64_t	 hops;
-	uint64_t	 origin;
-	uint8_t		*items;
-	size_t		 len;
-};
-
-/* Ids announced by IHAVE and not yet received: GRAFT when overdue. */
-struct missing {
-	uint64_t	 rid;
-	uint64_t	 due_ms;
-	struct member	*src[GOSSIP_MISSING_SRC];
-	uint32_t	 nsrc;
-};
-
-/*
- * One broadcast tree per origin (the peer that started a rumor), as the
- * Plumtree implementations of Riak and Partisan keep eager and lazy sets
- * per root: a PRUNE for one writer's tree then never cuts another's.  The
- * origins seen lately get a slot each (GOSSIP_ORIGINS, least recently
- * used replaced); a member's pt_lazy and pt_pruned are bit masks over the
- * slots.  A slot given to a new origin starts eager everywhere.
- */
-static struct origin {
-	uint64_t	 origin;
-	uint64_t	 used_ms;
-	bool		 live;
-	struct member	*first;		/* sent us its latest rumor first */
-	struct member	*prev;		/* the one before (members stay) */
-	uint64_t	 last_rid;	/* its latest rumor we hold */
-} origins[GOSSIP_ORIGINS];
-
-static struct cached	 cache[GOSSIP_CACHE];
-static size_t		 cache_next, cache_bytes;
-static struct missing	 missing[GOSSIP_MISSING];
-static size_t		 nmissing;
-static struct event	*eager_ev, *lazy_ev, *graft_ev;
-
-static void	send_digest(struct member *);
-
-/* Our rumors' origin: our node, the first 8 bytes of our id. */
-static uint64_t
-self_origin(void)
-{
-	return pd->ident.node;
-}
-
-/* The slot of origin, or -1 when it has none. */
-static int
-origin_find(uint64_t origin)
-{
-	for (unsigned k = 0; k < GOSSIP_ORIGINS; k++)
-		if (origins[k].live && origins[k].origin == origin)
-			return (int)k;
-	return -1;
-}
-
-/* The slot of origin, taken (the least recently used one) if new. */
-static unsigned
-origin_slot(uint64_t origin)
-{
-	uint64_t now = clock_mono_ms();
-	unsigned k, old = 0;
-
-	for (k = 0; k < GOSSIP_ORIGINS; k++) {
-		if (origins[k].live && origins[k].origin == origin) {
-			origins[k].used_ms = now;
-			return k;
-		}
-		if (!origins[k].live || (origins[old].live &&
-		    origins[k].used_ms < origins[old].used_ms))
-			old = k;
-	}
-	if (origins[old].live) {
-		pd_count(push_origins_replaced);
-		for (size_t i = 0; i < member_count(); i++) {
-			member_at(i)->pt_lazy &= ~(1ull << old);
-			member_at(i)->pt_pruned &= ~(1ull << old);
-		}
-	}
-	memset(&origins[old], 0, sizeof(origins[old]));
-	origins[old].origin = origin;
-	origins[old].used_ms = now;
-	origins[old].live = true;
-	return old;
-}
-
-/* A rumor map (docs/protocol.md section 7) appended to b. */
-static void
-rumor_put(struct dcbor_buf *b, uint64_t rid, uint64_t hops, uint64_t origin,
-    const uint8_t *items, size_t len)
-{
-	dcbor_put_map(b, 4);
-	dcbor_put_cstr(b, "rid");
-	dcbor_put_uint(b, rid);
-	dcbor_put_cstr(b, "hops");
-	dcbor_put_uint(b, hops);
-	dcbor_put_cstr(b, "items");
-	dcbor_put_raw(b, items, len);
-	dcbor_put_cstr(b, "origin");
-	dcbor_put_uint(b, origin);
-}
-
-static void
-cache_add(uint64_t rid, uint64_t hops, uint64_t origin, const uint8_t *items,
-    size_t len)
-{
-	struct cached *c;
-
-	while (cache_bytes + len > GOSSIP_CACHE_BYTES && cache_bytes > 0) {
-		/* Drop the oldest until it fits. */
-		for (size_t i = 0; i < GOSSIP_CACHE; i++) {
-			c = &cache[(cache_next + i) % GOSSIP_CACHE];
-			if (c->items != NULL) {
-				cache_bytes -= c->len;
-				free(c->items);
-				c->items = NULL;
-				break;
-			}
-		}
-	}
-	if (len > GOSSIP_CACHE_BYTES)
-		return;
-	c = &cache[cache_next];
-	if (c->items != NULL) {
-		cache_bytes -= c->len;
-		free(c->items);
-	}
-	c->rid = rid;
-	c->hops = hops;
-	c->origin = origin;
-	c->items = xmalloc(len);
-	memcpy(c->items, items, len);
-	c->len = len;
-	cache_bytes += len;
-	cache_next = (cache_next + 1) % GOSSIP_CACHE;
-}
-
-static const struct cached *
-cache_find(uint64_t rid)
-{
-	for (size_t i = 0; i < GOSSIP_CACHE; i++)
-		if (cache[i].items != NULL && cache[i].rid == rid)
-			return &cache[i];
-	return NULL;
-}
-
-static void
-cache_free(void)
-{
-	for (size_t i = 0; i < GOSSIP_CACHE; i++) {
-		free(cache[i].items);
-		cache[i].items = NULL;
-	}
-	cache_next = cache_bytes = 0;
-}
-
-/* Send what is queued for m: one rumor map, or an array of them. */
-static void
-pt_flush_member(struct member *m)
-{
-	struct dcbor_buf b;
-
-	if (m->pt_nout == 0)
-		return;
-	if (m->link != NULL) {
-		if (m->pt_nout == 1)
-			link_send_member(m, FRAME_RUMOR, m->pt_out.data,
-			    m->pt_out.len);
-		else {
-			dcbor_buf_init(&b);
-			dcbor_put_array(&b, m->pt_nout);
-			dcbor_put_raw(&b, m->pt_out.data, m->pt_out.len);
-			link_send_member(m, FRAME_RUMOR, b.data, b.len);
-			dcbor_buf_free(&b);
-		}
-		pd_count(rumors_sent);
-		pd_count_add(push_eager, m->pt_nout);
-	}
-	m->pt_last_ms = clock_mono_ms();
-	dcbor_buf_reset(&m->pt_out);
-	m->pt_nout = 0;
-	m->pt_due_ms = 0;
-}
-
-/* (Re)arm ev for the earliest of the members' due times (field at off). */
-static void
-pt_arm(struct event *ev, uint64_t due_ms)
-{
-	uint64_t now = clock_mono_ms();
-	struct timeval tv = { 0, 0 };
-
-	if (due_ms > now) {
-		tv.tv_sec = (time_t)((due_ms - now) / 1000);
-		tv.tv_usec = (suseconds_t)((due_ms - now) % 1000) * 1000;
-	}
-	event_add(ev, &tv);
-}
-
-static void
-pt_eager_cb(evutil_socket_t fd, short ev, void *arg)
-{
-	uint64_t now = clock_mono_ms(), next = 0;
-
-	(void)fd;
-	(void)ev;
-	(void)arg;
-	for (size_t i = 0; i < member_count(); i++) {
-		struct member *m = member_at(i);
-
-		if (m->pt_nout == 0)
-			continue;
-		if (m->pt_due_ms <= now)
-			pt_flush_member(m);
-		else if (next == 0 || m->pt_due_ms < next)
-			next = m->pt_due_ms;
-	}
-	if (next != 0)
-		pt_arm(eager_ev, next);
-}
-
-/*
- * Queue one rumor map for m's eager edge.  Nagle-like: the first rumor
- * after a quiet --batch-ms leaves at the end of this loop turn; the rest
- * wait until --batch-ms after the last frame, so records waiting for the
- * same link leave together.
- */
-static void
-pt_eager(struct member *m, const uint8_t *map, size_t len)
-{
-	uint64_t now = clock_mono_ms(), due;
-
-	if (m->pt_out.len + len > pd->conf.max_frame / 2)
-		pt_flush_member(m);
-	dcbor_put_raw(&m->pt_out, map, len);
-	if (m->pt_nout++ > 0)
-		return;
-	due = m->pt_last_ms + pd->conf.batch_ms;
-	m->pt_due_ms = due > now ? due : now;
-	if (!event_pending(eager_ev, EV_TIMEOUT, NULL) || m->pt_due_ms <= now)
-		pt_arm(eager_ev, m->pt_due_ms);
-}
-
-static void
-pt_lazy_flush(struct member *m)
-{
-	struct dcbor_buf b;
-
-	if (m->pt_nihave == 0)
-		return;
-	if (m->link != NULL) {
-		dcbor_buf_init(&b);
-		dcbor_put_map(&b, 1);
-		dcbor_put_cstr(&b, "ids");
-		dcbor_put_array(&b, m->pt_nihave);
-		for (uint32_t i = 0; i < m->pt_nihave; i++)
-			dcbor_put_uint(&b, m->pt_ihave[i]);
-		if (link_send_member(m, FRAME_IHAVE, b.data, b.len) == 0) {
-			pd_count(push_ihave_frames);
-			pd_count_add(push_ihave_ids, m->pt_nihave);
-		}
-		dcbor_buf_free(&b);
-	}
-	m->pt_nihave = 0;
-}
-
-static void
-pt_lazy_cb(evutil_socket_t fd, short ev, void *arg)
-{
-	(void)fd;
-	(void)ev;
-	(void)arg;
-	for (size_t i = 0; i < member_count(); i++)
-		pt_lazy_flush(member_at(i));
-}
-
-/* Announce rid to m's lazy edge in its next IHAVE (every --lazy-ms). */
-static void
-pt_ihave(struct member *m, uint64_t rid)
-{
-	struct timeval tv;
-
-	if (m->pt_ihave == NULL)
-		m->pt_ihave = xcalloc(GOSSIP_IHAVE_MAX, sizeof(uint64_t));
-	if (m->pt_nihave == GOSSIP_IHAVE_MAX)
-		pt_lazy_flush(m);
-	m->pt_ihave[m->pt_nihave++] = rid;
-	if (!event_pending(lazy_ev, EV_TIMEOUT, NULL)) {
-		tv.tv_sec = pd->conf.lazy_ms / 1000;
-		tv.tv_usec = (suseconds_t)(pd->conf.lazy_ms % 1000) * 1000;
-		event_add(lazy_ev, &tv);
-	}
-}
-
-/*
- * Send a rumor on: the records on the edges of its origin's tree, its id
- * on the other links (all but from's).  On the urgent lane (claims and
- * completions, from their origin only) it goes in full and at once on
- * every link, tree edge or not, so it never waits for a batch or a GRAFT.
- */
-static void
-pt_broadcast(uint64_t rid, uint64_t hops, uint64_t origin,
-    const uint8_t *items, size_t len, const struct member *from, bool urgent)
-{
-	unsigned k = origin_slot(origin);
-	uint64_t bit = 1ull << k;
-	struct dcbor_buf map;
-
-	if (from == NULL)
-		origins[k].last_rid = rid;
-	dcbor_buf_init(&map);
-	rumor_put(&map, rid, hops, origin, items, len);
-	for (size_t i = 0; i < member_count(); i++) {
-		struct member *m = member_at(i);
-
-		if (m->link == NULL || m == from)
-			continue;
-		if (urgent) {
-			if (link_send_member_urgent(m, FRAME_RUMOR, map.data,
-			    map.len) == 0) {
-				pd_count(rumors_sent);
-				pd_count(push_eager);
-			}
-		} else if (m->pt_lazy & bit)
-			pt_ihave(m, rid);
-		else
-			pt_eager(m, map.data, map.len);
-	}
-	dcbor_buf_free(&map);
-}
-
-static void
-send_ids(struct member *m, uint32_t kind, const uint64_t *ids, size_t n)
-{
-	struct dcbor_buf b;
-
-	dcbor_buf_init(&b);
-	dcbor_put_map(&b, 1);
-	dcbor_put_cstr(&b, "ids");
-	dcbor_put_array(&b, n);
-	for (size_t i = 0; i < n; i++)
-		dcbor_put_uint(&b, ids[i]);
-	link_send_member(m, kind, b.data, b.len);
-	dcbor_buf_free(&b);
-}
-
-uint64_t
-gossip_rid(const uint8_t *items, size_t len)
-{
-	return XXH3_64bits(items, len) | 1;
-}
-
-/* PRUNE the origins of the slots in mask: m pushes us their ids only. */
-static void
-send_prune(struct member *m, uint64_t mask)
-{
-	struct dcbor_buf b;
-	unsigned n = 0;
-
-	for (unsigned k = 0; k < GOSSIP_ORIGINS; k++)
-		n += (mask >> k) & 1;
-	if (n == 0)
-		return;
-	dcbor_buf_init(&b);
-	dcbor_put_map(&b, 1);
-	dcbor_put_cstr(&b, "origins");
-	dcbor_put_array(&b, n);
-	for (unsigned k = 0; k < GOSSIP_ORIGINS; k++)
-		if ((mask >> k) & 1)
-			dcbor_put_uint(&b, origins[k].origin);
-	if (link_send_member(m, FRAME_PRUNE, b.data, b.len) == 0) {
-		pd_count(push_prunes_sent);
-		m->pt_pruned |= mask;
-		m->pt_prune_ms = clock_mono_ms();
-	}
-	dcbor_buf_free(&b);
-}
-
-/*
- * A duplicate of a rumor of the origin in slot k came from m: whether to
- * prune m from that origin's tree.  Our own rumors need no way in.  Else
- * m is kept when it brought the origin's previous rumor first (it lost
- * one race, and is likely our path: two prunes racing along two paths
- * would otherwise cut both), and we keep one edge into the tree: m is
- * pruned only while another link we have not pruned for k remains
- * (copies that crossed a PRUNE in flight would otherwise cut the last
- * one, and the tree would mend only by GRAFT).  A PRUNE already sent is
- * repeated only after --graft-ms (m may have forgotten the origin, or the
- * frame crossed its GRAFT).
- */
-static bool
-prune_wanted(const struct member *m, unsigned k)
-{
-	uint64_t bit = 1ull << k;
-
-	if (m->pt_pruned & bit)
-		return clock_mono_ms() - m->pt_prune_ms >= pd->conf.graft_ms;
-	if (origins[k].origin == self_origin())
-		return true;
-	if (origins[k].prev == m)
-		return false;
-	for (size_t i = 0; i < member_count(); i++) {
-		const struct member *o = member_at(i);
-
-		if (o != m && o->link != NULL && !(o->pt_pruned & bit))
-			return true;
-	}
-	return false;
-}
-
-static struct missing *
-missing_find(uint64_t rid)
-{
-	for (size_t i = 0; i < nmissing; i++)
-		if (missing[i].rid == rid)
-			return &missing[i];
-	return NULL;
-}
-
-static void
-missing_del(struct missing *x)
-{
-	*x = missing[--nmissing];
-}
-
-/* An IHAVE'd id we lack: GRAFT from its first announcer when overdue. */
-static void
-missing_add(uint64_t rid, struct member *from)
-{
-	struct missing *x = missing_find(rid);
-
-	if (x == NULL) {
-		if (nmissing == GOSSIP_MISSING) {
-			pd_count(push_missing_dropped);
-			return;		/* anti-entropy will bring it */
-		}
-		x = &missing[nmissing++];
-		memset(x, 0, sizeof(*x));
-		x->rid = rid;
-		x->due_ms = clock_mono_ms() + pd->conf.graft_ms;
-	}
-	for (uint32_t i = 0; i < x->nsrc; i++)
-		if (x->src[i] == from)
-			return;
-	if (x->nsrc < GOSSIP_MISSING_SRC)
-		x->src[x->nsrc++] = from;
-	if (!event_pending(graft_ev, EV_TIMEOUT, NULL))
-		pt_arm(graft_ev, x->due_ms);
-}
-
-static void
-pt_graft_cb(evutil_socket_t fd, short ev, void *arg)
-{
-	uint64_t now = clock_mono_ms(), next = 0;
-
-	(void)fd;
-	(void)ev;
-	(void)arg;
-	for (size_t i = 0; i < nmissing; ) {
-		struct missing *x = &missing[i];
-		struct member *m = NULL;
-
-		if (seen_has(x->rid)) {
-			missing_del(x);
-			continue;
-		}
-		if (x->due_ms > now) {
-			if (next == 0 || x->due_ms < next)
-				next = x->due_ms;
-			i++;
-			continue;
-		}
-		while (x->nsrc > 0 && m == NULL) {
-			m = x->src[0];
-			memmove(&x->src[0], &x->src[1],
-			    (x->nsrc - 1) * sizeof(x->src[0]));
-			x->nsrc--;
-			if (m->link == NULL)
-				m = NULL;
-		}
-		if (m == NULL) {
-			missing_del(x);	/* nobody left: anti-entropy */
-			continue;
-		}
-		/* m pushes to us eagerly from now on: the tree mends. */
-		send_ids(m, FRAME_GRAFT, &x->rid, 1);
-		pd_count(push_grafts_sent);
-		x->due_ms = now + pd->conf.graft_ms;
-		if (next == 0 || x->due_ms < next)
-			next = x->due_ms;
-		i++;
-	}
-	if (next != 0)
-		pt_arm(graft_ev, next);
-}
-
-/*
- * One rumor of n records (concatenated in recs) from this peer.  A bulk
- * rumor goes by Plumtree (eager edges, IHAVE on lazy ones); an urgent one
- * (a claim or a completion) goes at once, in full, on the urgent lane of
- * every link of the active view, tree edge or not, so it never waits behind
- * bulk records or for a GRAFT; its receivers forward it by Plumtree.
- */
-static void
-rumor_start(const uint8_t *recs, size_t len, size_t n, bool urgent)
-{
-	struct dcbor_buf items;
-	uint64_t rid, origin = self_origin();
-
-	dcbor_buf_init(&items);
-	dcbor_put_array(&items, n);
-	dcbor_put_raw(&items, recs, len);
-	rid = gossip_rid(items.data, items.len);
-	seen_add(rid);
-	cache_add(rid, pd->conf.hops, origin, items.data, items.len);
-	pt_broadcast(rid, pd->conf.hops, origin, items.data, items.len, NULL,
-	    urgent);
-	pd_count_add(records_batched, n);
-	dcbor_buf_free(&items);
-}
-
-static void
-gossip_flush(evutil_socket_t fd, short ev, void *arg)
-{
-	(void)fd;
-	(void)ev;
-	(void)arg;
-	if (batch_n == 0)
-		return;
-	rumor_start(batch.data, batch.len, batch_n, false);
-	dcbor_buf_reset(&batch);
-	batch_n = 0;
-}
-
-void
-gossip_send_urgent(const uint8_t *rec, size_t len)
-{
-	rumor_start(rec, len, 1, true);
-}
-
-void
-gossip_queue(const uint8_t *rec, size_t len)
-{
-	/* A batch stays well under the frame cap. */
-	if (batch.len + len > pd->conf.max_frame / 4)
-		gossip_flush(-1, 0, NULL);
-	dcbor_put_raw(&batch, rec, len);
-	batch_n++;
-	event_active(flush_ev, EV_TIMEOUT, 0);
-}
-
-static int
-apply_items(struct member *from, struct dcbor_rd *rd)
+int
+gossip_apply_items(struct member *from, struct dcbor_rd *rd)
 {
 	uint64_t n;
 
@@ -659,212 +40,28 @@ apply_items(struct member *from, struct dcbor_rd *rd)
 	return 0;
 }
 
-/* Items' record count (the array head), for the duplicate counter. */
-static uint64_t
-items_count(const uint8_t *items, size_t len)
+uint64_t
+gossip_rid(const uint8_t *items, size_t len)
 {
-	struct dcbor_rd rd;
-	uint64_t n;
-
-	dcbor_rd_init(&rd, items, len);
-	return dcbor_get_array(&rd, &n) == 0 ? n : 0;
+	return XXH3_64bits(items, len) | 1;
 }
 
-/*
- * One rumor map.  A duplicate adds its origin's slot to *dup (the trees
- * from which to prune the sender); a first copy shows that the sender
- * pushes that origin to us eagerly.
- */
-static int
-recv_one_rumor(struct member *from, struct dcbor_rd *rd, uint64_t *dup)
+void
+gossip_queue(const uint8_t *rec, size_t len)
 {
-	uint64_t rid, hops, origin;
-	unsigned k;
-	const uint8_t *items;
-	size_t items_len;
-	struct dcbor_rd ird;
-	struct missing *x;
-	uint64_t n;
-
-	if (dcbor_get_map(rd, &n) == -1 || n != 4 ||
-	    dcbor_get_key(rd, "rid") == -1 || dcbor_get_uint(rd, &rid) == -1 ||
-	    dcbor_get_key(rd, "hops") == -1 ||
-	    dcbor_get_uint(rd, &hops) == -1 ||
-	    dcbor_get_key(rd, "items") == -1 ||
-	    dcbor_get_raw(rd, &items, &items_len) == -1 || rid == 0 ||
-	    dcbor_get_key(rd, "origin") == -1 ||
-	    dcbor_get_uint(rd, &origin) == -1)
-		return -1;
-	pd_count(rumors_received);
-	/*
-	 * The rid names the items: one that does not would let a sender mark
-	 * someone else's future rumor as seen, or slip past the duplicate
-	 * check.  Refused before the seen set is touched.
-	 */
-	if (rid != gossip_rid(items, items_len)) {
-		pd_count(rumors_bad_rid);
-		trace_add("gossip", "rumor from %s with a wrong rid", from->name);
-		return 0;
-	}
-	k = origin_slot(origin);
-	if (seen_has(rid)) {
-		pd_count(duplicates_dropped);
-		pd_count_add(push_duplicate_records,
-		    items_count(items, items_len));
-		*dup |= 1ull << k;
-		return 0;
-	}
-	seen_add(rid);
-	origins[k].prev = origins[k].first;
-	origins[k].first = from;
-	origins[k].last_rid = rid;
-	/* A copy that crossed our PRUNE in flight does not count. */
-	if (clock_mono_ms() - from->pt_prune_ms >= pd->conf.graft_ms)
-		from->pt_pruned &= ~(1ull << k);
-	if ((x = missing_find(rid)) != NULL)
-		missing_del(x);
-	dcbor_rd_init(&ird, items, items_len);
-	if (apply_items(from, &ird) == -1)
-		return -1;
-	if (hops > GOSSIP_HOPS_MAX)
-		hops = GOSSIP_HOPS_MAX;
-	if (hops > 1) {
-		cache_add(rid, hops - 1, origin, items, items_len);
-		pt_broadcast(rid, hops - 1, origin, items, items_len, from,
-		    false);
-	}
-	return 0;
+	plumtree_queue(rec, len);
 }
 
-/*
- * A RUMOR body is one rumor map or an array of them (a batch for one
- * link).  A duplicate answers PRUNE for the trees of its origins (after
- * prune_wanted), and the sender pushes those origins' ids only to us from
- * then on: one PRUNE frame for the whole batch.
- */
-static int
-recv_rumor(struct member *from, const uint8_t *body, size_t len)
+void
+gossip_send_urgent(const uint8_t *rec, size_t len)
 {
-	struct dcbor_rd rd;
-	struct dcbor_item it;
-	uint64_t n = 1;
-	uint64_t dup = 0, prune = 0;
-
-	dcbor_rd_init(&rd, body, len);
-	{
-		struct dcbor_rd peek = rd;
-
-		if (dcbor_next(&peek, &it) == -1)
-			return -1;
-		if (it.type == DCBOR_ARRAY) {
-			if (dcbor_get_array(&rd, &n) == -1 || n == 0 ||
-			    n > GOSSIP_RUMORS_MAX)
-				return -1;
-		}
-	}
-	for (uint64_t i = 0; i < n; i++)
-		if (recv_one_rumor(from, &rd, &dup) == -1)
-			return -1;
-	if (dcbor_left(&rd) != 0)
-		return -1;
-	for (unsigned k = 0; dup != 0 && k < GOSSIP_ORIGINS; k++)
-		if (((dup >> k) & 1) && prune_wanted(from, k))
-			prune |= 1ull << k;
-	send_prune(from, prune);
-	return 0;
+	plumtree_send_urgent(rec, len);
 }
 
-static int
-get_ids(const uint8_t *body, size_t len, uint64_t *ids, size_t *n)
+double
+gossip_tree_degree(void)
 {
-	struct dcbor_rd rd;
-	uint64_t k, cnt;
-
-	dcbor_rd_init(&rd, body, len);
-	if (dcbor_get_map(&rd, &k) == -1 || k != 1 ||
-	    dcbor_get_key(&rd, "ids") == -1 ||
-	    dcbor_get_array(&rd, &cnt) == -1 || cnt > GOSSIP_IHAVE_MAX)
-		return -1;
-	for (uint64_t i = 0; i < cnt; i++)
-		if (dcbor_get_uint(&rd, &ids[i]) == -1 || ids[i] == 0)
-			return -1;
-	*n = (size_t)cnt;
-	return dcbor_left(&rd) == 0 ? 0 : -1;
-}
-
-static int
-recv_ihave(struct member *from, const uint8_t *body, size_t len)
-{
-	static uint64_t ids[GOSSIP_IHAVE_MAX];
-	size_t n;
-
-	if (get_ids(body, len, ids, &n) == -1)
-		return -1;
-	for (size_t i = 0; i < n; i++)
-		if (!seen_has(ids[i]))
-			missing_add(ids[i], from);
-	return 0;
-}
-
-/* A GRAFT: the edge turns eager and the records it names go at once. */
-static int
-recv_graft(struct member *from, const uint8_t *body, size_t len)
-{
-	static uint64_t ids[GOSSIP_IHAVE_MAX];
-	struct dcbor_buf map;
-	bool lost = false;
-	size_t n;
-
-	if (get_ids(body, len, ids, &n) == -1)
-		return -1;
-	dcbor_buf_init(&map);
-	for (size_t i = 0; i < n; i++) {
-		const struct cached *c = cache_find(ids[i]);
-
-		if (c == NULL) {
-			lost = true;
-			continue;
-		}
-		from->pt_lazy &= ~(1ull << origin_slot(c->origin));
-		dcbor_buf_reset(&map);
-		rumor_put(&map, c->rid, c->hops, c->origin, c->items, c->len);
-		pt_eager(from, map.data, map.len);
-		pd_count(push_grafts_answered);
-	}
-	dcbor_buf_free(&map);
-	if (lost) {
-		from->pt_lazy = 0;	/* whose tree is unknown: all eager */
-		send_digest(from);	/* too old for the cache */
-	}
-	return 0;
-}
-
-/* A PRUNE: from takes only ids from us for the origins it names. */
-static int
-recv_prune(struct member *from, const uint8_t *body, size_t len)
-{
-	struct dcbor_rd rd;
-	uint64_t k, n, origin, mask = 0;
-
-	dcbor_rd_init(&rd, body, len);
-	if (dcbor_get_map(&rd, &k) == -1 || k != 1 ||
-	    dcbor_get_key(&rd, "origins") == -1 ||
-	    dcbor_get_array(&rd, &n) == -1 || n == 0 || n > GOSSIP_ORIGINS)
-		return -1;
-	for (uint64_t i = 0; i < n; i++) {
-		int slot;
-
-		if (dcbor_get_uint(&rd, &origin) == -1)
-			return -1;
-		/* A tree we do not hold has nothing to prune (no slot taken). */
-		if ((slot = origin_find(origin)) != -1)
-			mask |= 1ull << slot;
-	}
-	if (dcbor_left(&rd) != 0)
-		return -1;
-	from->pt_lazy |= mask;
-	pd_count(push_prunes_received);
-	return 0;
+	return plumtree_tree_degree();
 }
 
 /* ---- anti-entropy ------------------------------------------------------ */
@@ -1006,7 +203,7 @@ recv_pull(struct member *from, const uint8_t *body, size_t len)
 				return 0;
 			}
 			pd_count(deltas_received);
-			if (apply_items(from, &rd) == -1)
+			if (gossip_apply_items(from, &rd) == -1)
 				return -1;
 		} else if (dcbor_text_is(k, kl, "final")) {
 			if (dcbor_get_bool(&rd, &final) == -1)
@@ -1100,17 +297,14 @@ gossip_recv(struct member *from, uint32_t kind, const uint8_t *body,
 	case FRAME_ACK:
 		return recv_ping(from, kind, body, len);
 	case FRAME_RUMOR:
-		return recv_rumor(from, body, len);
+	case FRAME_IHAVE:
+	case FRAME_GRAFT:
+	case FRAME_PRUNE:
+		return plumtree_recv(from, kind, body, len);
 	case FRAME_DIGEST:
 		return recv_digest(from, body, len);
 	case FRAME_PULL_RESP:
 		return recv_pull(from, body, len);
-	case FRAME_IHAVE:
-		return recv_ihave(from, body, len);
-	case FRAME_GRAFT:
-		return recv_graft(from, body, len);
-	case FRAME_PRUNE:
-		return recv_prune(from, body, len);
 	case FRAME_CLAIM_ACK:
 		return replica_recv_ack(from, body, len);
 	case FRAME_RECON_NEG:
@@ -1124,70 +318,18 @@ gossip_recv(struct member *from, uint32_t kind, const uint8_t *body,
 	}
 }
 
-/*
- * m's link went down.  For each tree whose last way in it was (no other
- * link left that we have not pruned from it), GRAFT the tree's latest
- * rumor from another link at once: its answer is one duplicate, and that
- * link pushes the origin to us eagerly from then on.  Waiting for the next
- * rumor's IHAVE would cost --lazy-ms + --graft-ms of every tree that ran
- * through m (a view swap, a dead peer).
- */
-static void
-pt_link_lost(struct member *m)
-{
-	uint64_t ids[GOSSIP_ORIGINS], mask = 0;
-	struct member *to = NULL;
-	size_t n = 0;
-
-	if (member_pick_up(&to, 1, m) != 1 || to == m)
-		return;
-	for (unsigned k = 0; k < GOSSIP_ORIGINS; k++) {
-		uint64_t bit = 1ull << k;
-		bool other = false;
-
-		if (!origins[k].live || origins[k].last_rid == 0 ||
-		    (m->pt_pruned & bit) || origins[k].origin == self_origin())
-			continue;
-		for (size_t i = 0; i < member_count() && !other; i++) {
-			const struct member *o = member_at(i);
-
-			other = o != m && o->link != NULL &&
-			    !(o->pt_pruned & bit);
-		}
-		if (other)
-			continue;
-		ids[n++] = origins[k].last_rid;
-		mask |= bit;
-	}
-	if (n == 0)
-		return;
-	send_ids(to, FRAME_GRAFT, ids, n);
-	pd_count(push_grafts_sent);
-	to->pt_pruned &= ~mask;
-}
-
 /* A link came up: advertise ourselves and catch up at once; went down. */
 static void
 gossip_link(struct member *m, bool up)
 {
+	plumtree_link(m, up);
 	if (up) {
-		m->pt_lazy = m->pt_pruned = 0;	/* a new edge starts eager */
-		m->pt_last_ms = 0;
 		ae_start(m, true);	/* catch up at once */
 		return;
 	}
 	m->ae_asked_ms = 0;
 	m->ae_answered_ms = 0;
 	recon_link_down(m);
-	if (!pd->stopping)
-		pt_link_lost(m);
-	m->pt_lazy = m->pt_pruned = 0;
-	dcbor_buf_free(&m->pt_out);
-	m->pt_nout = 0;
-	m->pt_due_ms = 0;
-	free(m->pt_ihave);
-	m->pt_ihave = NULL;
-	m->pt_nihave = 0;
 }
 
 /* The link-layer handler for every gossip kind. */
@@ -1200,24 +342,6 @@ gossip_frame(struct member *from, const struct frame *f, const char **why)
 		return -1;
 	}
 	return 0;
-}
-
-double
-gossip_tree_degree(void)
-{
-	size_t n = 0, links = 0, norigins = 0;
-
-	for (unsigned k = 0; k < GOSSIP_ORIGINS; k++) {
-		if (!origins[k].live)
-			continue;
-		norigins++;
-		for (size_t i = 0; i < member_count(); i++)
-			n += member_at(i)->link != NULL &&
-			    !(member_at(i)->pt_lazy & 1ull << k);
-	}
-	for (size_t i = 0; i < member_count(); i++)
-		links += member_at(i)->link != NULL;
-	return norigins == 0 ? (double)links : (double)n / (double)norigins;
 }
 
 void
@@ -1236,19 +360,7 @@ gossip_tick(void)
 void
 gossip_init(void)
 {
-	/* A fresh start forgets the rumors of a previous one (tests re-init). */
-	memset(seen_ring, 0, sizeof(seen_ring));
-	memset(seen_set, 0, sizeof(seen_set));
-	seen_next = 0;
-	dcbor_buf_init(&batch);
-	batch_n = 0;
-	flush_ev = event_new(pd->base, -1, 0, gossip_flush, NULL);
-	eager_ev = event_new(pd->base, -1, 0, pt_eager_cb, NULL);
-	lazy_ev = event_new(pd->base, -1, 0, pt_lazy_cb, NULL);
-	graft_ev = event_new(pd->base, -1, 0, pt_graft_cb, NULL);
-	nmissing = 0;
-	cache_free();
-	memset(origins, 0, sizeof(origins));
+	plumtree_init();
 	last_ae_ms = clock_mono_ms();
 	link_register(FRAME_PING, gossip_frame);
 	link_register(FRAME_PING_REQ, gossip_frame);
@@ -1273,16 +385,5 @@ void
 gossip_free(void)
 {
 	recon_free();
-	dcbor_buf_free(&batch);
-	if (flush_ev != NULL)
-		event_free(flush_ev);
-	if (eager_ev != NULL)
-		event_free(eager_ev);
-	if (lazy_ev != NULL)
-		event_free(lazy_ev);
-	if (graft_ev != NULL)
-		event_free(graft_ev);
-	flush_ev = eager_ev = lazy_ev = graft_ev = NULL;
-	cache_free();
-	nmissing = 0;
+	plumtree_free();
 }

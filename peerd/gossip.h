@@ -39,6 +39,9 @@ uint64_t gossip_rid(const uint8_t *items, size_t len);
 /* Reset, and register the gossip kinds and a link observer with link.c. */
 void	gossip_init(void);
 void	gossip_free(void);
+/* Apply an items array of records (a rumor's, a pull's). 0 or -1. */
+struct dcbor_rd;
+int	gossip_apply_items(struct member *from, struct dcbor_rd *rd);
 /* Dispatch a post-handshake frame body. 0, or -1 if it is malformed. */
 int	gossip_recv(struct member *from, uint32_t kind, const uint8_t *body,
 	    size_t len);

@@ -1,0 +1,30 @@
+/*
+ * plumtree.h: Plumtree broadcast, one tree per origin (plumtree.c;
+ * docs/protocol.md section 7).  gossip.c calls it: the API the replica
+ * sees stays gossip.h's (gossip_queue, gossip_send_urgent).
+ */
+#ifndef PLUMTREE_H
+#define PLUMTREE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct member;
+
+/* Reset (the seen set, the cache, the trees) and make the timers. */
+void	plumtree_init(void);
+void	plumtree_free(void);
+/* Queue one encoded record for the next rumor of this loop turn. */
+void	plumtree_queue(const uint8_t *rec, size_t len);
+/* One record as a rumor of its own on the urgent lane of every link. */
+void	plumtree_send_urgent(const uint8_t *rec, size_t len);
+/* A RUMOR, IHAVE, GRAFT or PRUNE body from an UP link. 0, or -1 malformed. */
+int	plumtree_recv(struct member *from, uint32_t kind, const uint8_t *body,
+	    size_t len);
+/* The link to m came up or went down. */
+void	plumtree_link(struct member *m, bool up);
+/* Eager edges: the mean over the origins held (links when none). */
+double	plumtree_tree_degree(void);
+
+#endif
