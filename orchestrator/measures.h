@@ -34,6 +34,12 @@ enum measure_better { MEASURE_NONE = 0, MEASURE_LOWER = -1, MEASURE_HIGHER = 1 }
 	    "GRAFTs sent by the fleet in the write window")		\
 	X("push.redundant_copies", 0, "count", MEASURE_LOWER,		\
 	    "records received again, in the write window: copies beyond each peer's first") \
+	X("gossip.cpu_ms_per_write", 0, "ms", MEASURE_LOWER,		\
+	    "fleet CPU in the write window (background included) / entries written") \
+	X("gossip.cpu_floor_ms_per_write", 0, "ms", MEASURE_NONE,	\
+	    "one Ed25519 verify per peer but the writer, timed on this host") \
+	X("gossip.cpu_over_floor", 0, "ratio", MEASURE_LOWER,		\
+	    "gossip.cpu_ms_per_write / gossip.cpu_floor_ms_per_write")	\
 	X("control.rtt", 1, "us", MEASURE_LOWER,			\
 	    "a control request inside a peer, line read to reply queued") \
 	X("history.writes", 0, "count", MEASURE_NONE,			\

@@ -499,6 +499,10 @@ window_one(struct run *r, int index, struct peer *p, json_t *m, void *arg)
 	    "frames.out_by_kind.rumor")) + json_number_value(
 	    json_object_get(json_object_get(json_object_get(m,
 	    "counters"), "frames.out_by_kind"), "rumor"))));
+	json_object_set_new(sum, "process.cpu_s", json_real(
+	    json_number_value(json_object_get(sum, "process.cpu_s")) +
+	    json_number_value(json_object_get(json_object_get(m, "process"),
+	    "cpu_s"))));
 }
 
 void
@@ -537,7 +541,8 @@ push_measures(struct run *r)
 /* What gather() adds up while the answers come in. */
 struct gather {
 	struct metrics_hists	 all;
-	double			 frames_out, bytes_out, bad, rumor_out;
+	double			 frames_out, bytes_out, bad, rumor_out, cpu_s;
+	int			 answered;
 	bool			 have_metrics;
 	json_t			**rows;		/* one per fleet index */
 };
@@ -573,6 +578,8 @@ gather_one(struct run *r, int i, struct peer *p, json_t *m, void *arg)
 		g->bad += json_number_value(v);
 	g->rumor_out += json_number_value(json_object_get(json_object_get(c,
 	    "frames.out_by_kind"), "rumor"));
+	g->cpu_s += json_number_value(json_object_get(proc, "cpu_s"));
+	g->answered++;
 	json_object_foreach(c, k, v) {
 		json_t *sum = json_object_get(r->counters, k);
 
@@ -585,6 +592,29 @@ gather_one(struct run *r, int i, struct peer *p, json_t *m, void *arg)
 	if (metrics_hists_from_json(&one, json_object_get(m, "latency")) == 0)
 		metrics_hists_merge(&g->all, &one);
 	g->have_metrics = true;
+}
+
+static int	take_crypto_cost(double *, double *);
+
+/*
+ * gossip.cpu_*: the fleet's CPU seconds in the write window per write,
+ * beside its floor: every peer but the writer verifies each entry once.
+ */
+static void
+cpu_measures(struct run *r, const struct gather *g, double writes)
+{
+	double sign_s, verify_s, cpu, floor;
+
+	cpu = (g->cpu_s - json_number_value(json_object_get(r->write_base,
+	    "process.cpu_s"))) * 1000.0 / writes;
+	run_set_measure(r, "gossip.cpu_ms_per_write", cpu, "ms");
+	if (g->answered < 2 || take_crypto_cost(&sign_s, &verify_s) == -1)
+		return;
+	floor = (double)(g->answered - 1) * verify_s * 1000.0;
+	run_set_measure(r, "gossip.cpu_floor_ms_per_write", floor, "ms");
+	if (floor > 0)
+		run_set_measure(r, "gossip.cpu_over_floor", cpu / floor,
+		    "ratio");
 }
 
 /*
@@ -630,6 +660,7 @@ gather(struct run *r)
 			    (g.rumor_out - json_number_value(json_object_get(
 			    r->write_base, "frames.out_by_kind.rumor"))) / w,
 			    "ratio");
+			cpu_measures(r, &g, w);
 		}
 		push_measures(r);
 	}
