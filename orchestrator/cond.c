@@ -28,6 +28,23 @@ live_index(struct run *r, const char *id)
 	return -1;
 }
 
+/*
+ * Whether a run_call_each answer counts: p still running, and an answer
+ * (else err says who did not answer cmd).
+ */
+static bool
+answered(const struct peer *p, const json_t *res, const char *cmd,
+    char *err, size_t len)
+{
+	if (p->state != PEER_RUNNING)
+		return false;
+	if (res == NULL) {
+		snprintf(err, len, "%s did not answer %s", p->name, cmd);
+		return false;
+	}
+	return true;
+}
+
 /* cond_connected's look at every peer's links, filled as answers come. */
 struct overlay {
 	int		 n, live;
@@ -45,13 +62,8 @@ overlay_one(struct run *r, int i, struct peer *p, json_t *res, void *arg)
 	json_t *m;
 	size_t k;
 
-	if (p->state != PEER_RUNNING)
+	if (!answered(p, res, "peers", o->err, sizeof(o->err)))
 		return;
-	if (res == NULL) {
-		snprintf(o->err, sizeof(o->err), "%s did not answer peers",
-		    p->name);
-		return;
-	}
 	o->answered[i] = true;
 	json_array_foreach(json_object_get(res, "members"), k, m) {
 		int j = live_index(r, json_string_value(
@@ -169,13 +181,8 @@ digest_one(struct run *r, int i, struct peer *p, json_t *res, void *arg)
 	json_int_t d;
 
 	(void)r;
-	if (p->state != PEER_RUNNING)
+	if (!answered(p, res, "dump", a->err, sizeof(a->err)))
 		return;
-	if (res == NULL) {
-		snprintf(a->err, sizeof(a->err), "%s did not answer dump",
-		    p->name);
-		return;
-	}
 	d = json_integer_value(json_object_get(json_object_get(res, "space"),
 	    "digest"));
 	if (a->have && d != a->first && !a->differ) {
@@ -221,13 +228,8 @@ ids_one(struct run *r, int i, struct peer *p, json_t *res, void *arg)
 	size_t k, missing = 0;
 
 	(void)r;
-	if (p->state != PEER_RUNNING)
+	if (!answered(p, res, "ids", a->err, sizeof(a->err)))
 		return;
-	if (res == NULL) {
-		snprintf(a->err, sizeof(a->err), "%s did not answer ids",
-		    p->name);
-		return;
-	}
 	have = json_object();
 	json_array_foreach(json_object_get(res, "ids"), k, v)
 		json_object_set_new(have, json_string_value(

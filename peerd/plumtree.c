@@ -335,25 +335,33 @@ pt_eager(struct member *m, const uint8_t *map, size_t len)
 		pt_arm(eager_ev, m->pt_due_ms);
 }
 
+/* An IHAVE or GRAFT body, {"ids": [...]}, to m. 0, or -1 (no link). */
+static int
+send_ids(struct member *m, uint32_t kind, const uint64_t *ids, size_t n)
+{
+	struct dcbor_buf b;
+	int rc;
+
+	dcbor_buf_init(&b);
+	dcbor_put_map(&b, 1);
+	dcbor_put_cstr(&b, "ids");
+	dcbor_put_array(&b, n);
+	for (size_t i = 0; i < n; i++)
+		dcbor_put_uint(&b, ids[i]);
+	rc = link_send_member(m, kind, b.data, b.len);
+	dcbor_buf_free(&b);
+	return rc;
+}
+
 static void
 pt_lazy_flush(struct member *m)
 {
-	struct dcbor_buf b;
-
 	if (m->pt_nihave == 0)
 		return;
-	if (m->link != NULL) {
-		dcbor_buf_init(&b);
-		dcbor_put_map(&b, 1);
-		dcbor_put_cstr(&b, "ids");
-		dcbor_put_array(&b, m->pt_nihave);
-		for (uint32_t i = 0; i < m->pt_nihave; i++)
-			dcbor_put_uint(&b, m->pt_ihave[i]);
-		if (link_send_member(m, FRAME_IHAVE, b.data, b.len) == 0) {
-			pd_count(push_ihave_frames);
-			pd_count_add(push_ihave_ids, m->pt_nihave);
-		}
-		dcbor_buf_free(&b);
+	if (m->link != NULL && send_ids(m, FRAME_IHAVE, m->pt_ihave,
+	    m->pt_nihave) == 0) {
+		pd_count(push_ihave_frames);
+		pd_count_add(push_ihave_ids, m->pt_nihave);
 	}
 	m->pt_nihave = 0;
 }
@@ -421,21 +429,6 @@ pt_broadcast(uint64_t rid, uint64_t hops, uint64_t origin,
 			pt_eager(m, map.data, map.len);
 	}
 	dcbor_buf_free(&map);
-}
-
-static void
-send_ids(struct member *m, uint32_t kind, const uint64_t *ids, size_t n)
-{
-	struct dcbor_buf b;
-
-	dcbor_buf_init(&b);
-	dcbor_put_map(&b, 1);
-	dcbor_put_cstr(&b, "ids");
-	dcbor_put_array(&b, n);
-	for (size_t i = 0; i < n; i++)
-		dcbor_put_uint(&b, ids[i]);
-	link_send_member(m, kind, b.data, b.len);
-	dcbor_buf_free(&b);
 }
 
 /* PRUNE the origins of the slots in mask: m pushes us their ids only. */
