@@ -27,6 +27,14 @@
 /* A call whose answer is late by our own fault gets this much more, so often. */
 #define CTL_GRACE_MS	500
 #define CTL_GRACES	20
+/*
+ * A call whose peer is alive but short of CPU (runnable, or its CPU time
+ * moved between two looks) gets CTL_GRACE_MS more at a time, up to this
+ * much in all: a thousand peers on two cores wait their turn, and waiting
+ * is not hanging.  A peer asleep without CPU is blamed at once; one that
+ * spins (always runnable) is blamed once this is spent.
+ */
+#define CTL_STARVED_MS	30000
 
 struct ctl_call {
 	struct ctl_call	*next;
@@ -39,6 +47,8 @@ struct ctl_call {
 	void		*arg;
 	enum ctl_status	 st;		/* for a deferred completion */
 	int		 graces;	/* re-arms while the delay was ours */
+	int		 starved_ms;	/* grace given while the peer starved */
+	long long	 ticks;		/* the peer's CPU ticks at the last look */
 	char		 err[512];
 };
 
@@ -132,6 +142,23 @@ ctl_our_delay(const struct ctl *c)
 	    pending > 0;
 }
 
+/* The peer is alive and short of CPU, not asleep: see CTL_STARVED_MS. */
+static bool
+ctl_peer_starved(struct ctl_call *k)
+{
+	struct peer *p = k->c->p;
+	long long t;
+	char st;
+	bool starved;
+
+	t = fleet_proc(p->peerd_pid > 0 ? p->peerd_pid : p->pid, &st);
+	if (t < 0)
+		return false;
+	starved = st == 'R' || (k->ticks >= 0 && t > k->ticks);
+	k->ticks = t;
+	return starved;
+}
+
 static void
 timeout_cb(evutil_socket_t fd, short what, void *arg)
 {
@@ -146,8 +173,17 @@ timeout_cb(evutil_socket_t fd, short what, void *arg)
 		evtimer_add(k->timer, &grace);
 		return;
 	}
-	snprintf(err, sizeof(err), "timeout: %s did not answer %s within %d ms",
-	    k->c->p->name, k->cmd, k->timeout_ms);
+	if (k->starved_ms < CTL_STARVED_MS && ctl_peer_starved(k)) {
+		k->starved_ms += CTL_GRACE_MS;
+		k->c->p->starved_graces++;
+		if ((uint64_t)k->starved_ms > k->c->p->starved_max_ms)
+			k->c->p->starved_max_ms = (uint64_t)k->starved_ms;
+		evtimer_add(k->timer, &grace);
+		return;
+	}
+	snprintf(err, sizeof(err), "timeout: %s did not answer %s within %d ms"
+	    "%s", k->c->p->name, k->cmd, k->timeout_ms, k->starved_ms > 0 ?
+	    " (and the grace of a peer short of CPU)" : "");
 	call_finish(k, CTL_TIMEOUT, NULL, err);
 }
 
@@ -264,6 +300,7 @@ ctl_call(struct event_base *base, struct peer *p, const char *cmd,
 	k->id = c->next_id++;
 	snprintf(k->cmd, sizeof(k->cmd), "%s", cmd);
 	k->timeout_ms = timeout_ms;
+	k->ticks = -1;		/* first looked at on a timeout */
 	k->cb = cb;
 	k->arg = arg;
 	k->timer = evtimer_new(base, timeout_cb, k);

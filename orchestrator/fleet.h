@@ -62,6 +62,8 @@ struct peer {
 	bool		 hello_inflight;	/* watchdog: a hello not answered */
 	bool		 takes_inflight;	/* a "takes" call not answered */
 	bool		 stuck;		/* missed a bound: no more calls */
+	uint64_t	 starved_graces;	/* late answers forgiven: no CPU */
+	uint64_t	 starved_max_ms;	/* the longest such grace */
 	char		 verdict[160];	/* the watchdog's: starved or stuck */
 };
 

@@ -621,6 +621,38 @@ cpu_measures(struct run *r, const struct gather *g, double writes)
  * Metrics of every live peer into its directory and the merged measures,
  * asked of all peers at once (run_call_each); the rows stay in fleet order.
  */
+/*
+ * Say how often the control client forgave a late answer because its peer
+ * was short of CPU (ctl.c, CTL_STARVED_MS): a run that passed on a host
+ * too small for its fleet must say it was waiting its turn.
+ */
+static void
+starved_note(struct run *r)
+{
+	uint64_t graces = 0, worst = 0;
+	int npeers = 0, wi = -1;
+
+	for (int i = 0; i < r->fleet.npeers; i++) {
+		struct peer *p = r->fleet.peers[i];
+
+		if (p->starved_graces == 0)
+			continue;
+		graces += p->starved_graces;
+		npeers++;
+		if (p->starved_max_ms > worst) {
+			worst = p->starved_max_ms;
+			wi = i;
+		}
+	}
+	if (graces > 0)
+		run_note(r, "watchdog: %llu late control answers from %d peers "
+		    "were waited for because those peers were runnable or using "
+		    "CPU, short of a core (the host is oversubscribed); the "
+		    "longest wait beyond a bound was %llu ms (%s)",
+		    (unsigned long long)graces, npeers,
+		    (unsigned long long)worst, r->fleet.peers[wi]->name);
+}
+
 static void
 gather(struct run *r)
 {
@@ -644,6 +676,7 @@ gather(struct run *r)
 	for (int i = 0; i < r->fleet.npeers; i++)
 		json_array_append_new(r->peer_rows, g.rows[i]);
 	free(g.rows);
+	starved_note(r);
 	hist_measure(r, "gossip.write_to_visible", &g.all.write_to_visible);
 	hist_measure(r, "throughput.write_to_take", &g.all.write_to_take);
 	hist_measure(r, "control.rtt", &g.all.control_rtt);

@@ -148,6 +148,8 @@ static const struct cmd_arg args_reconcile[] = {
 };
 static const struct cmd_arg args_debug[] = {
 	{ "hang", CMD_T_BOOL, false, "block inside this handler forever" },
+	{ "spin_ms", CMD_T_INT, false, "keep the loop busy this long "
+	    "(0..120000)" },
 	{ NULL, 0, false, NULL }
 };
 static const struct cmd_arg args_dump[] = {
@@ -807,9 +809,28 @@ debug_block_forever(void)
 		pause();
 }
 
+/*
+ * A deliberate busy loop for the watchdog's tests: the loop is gone for ms
+ * while the process burns CPU, as a peer does that verifies a big batch in
+ * one callback or waits for a core on an oversubscribed host.
+ */
+static void __attribute__((noinline))
+debug_spin(uint64_t ms)
+{
+	uint64_t end = clock_mono_ms() + ms;
+	volatile uint64_t x = 0;
+
+	log_warnx("debug: spinning %llu ms on purpose (--test-hooks)",
+	    (unsigned long long)ms);
+	while (clock_mono_ms() < end)
+		x++;
+}
+
 static void
 cmd_debug(struct ctl_req *req, struct ctl_client *c, json_t *args)
 {
+	json_int_t spin;
+
 	(void)c;
 	if (!pd->conf.test_hooks) {
 		ctl_fail(req, CTL_BAD_ARGS, "debug: start the peer with "
@@ -820,6 +841,17 @@ cmd_debug(struct ctl_req *req, struct ctl_client *c, json_t *args)
 		trace_add("debug", "hang requested");
 		ctl_ok(req, json_pack("{s:b}", "hanging", 1));
 		debug_block_forever();
+	}
+	spin = cmd_int(args, "spin_ms", 0);
+	if (spin < 0 || spin > 120000) {
+		ctl_fail(req, CTL_BAD_ARGS, "debug: spin_ms is 0..120000");
+		return;
+	}
+	if (spin > 0) {
+		trace_add("debug", "spin %lld ms requested", (long long)spin);
+		ctl_ok(req, json_pack("{s:I}", "spinning_ms", (json_int_t)spin));
+		debug_spin((uint64_t)spin);
+		return;
 	}
 	ctl_ok(req, json_object());
 }

@@ -158,6 +158,39 @@ def test_watchdog_reports_a_peer_stopped_from_outside():
         assert_all_gone(peer_pids(d))
 
 
+def test_watchdog_waits_for_a_peer_short_of_cpu():
+    """A peer whose loop is busy for 8 s (burning CPU, as on a host with a
+    thousand peers on two cores) misses the 5 s hello bound but is not
+    hung: the run waits for it, passes, and its notes say it waited."""
+    with Tmp() as out:
+        s = scenario_file(out, "spin", [
+            {"action": "start"}, {"action": "wait", "until": "connected"},
+            {"action": "mark", "label": "ready"},
+            {"action": "sleep", "ms": 12000},
+            {"action": "write", "peer": 0, "count": 5},
+            {"action": "wait", "until": "visible"}],
+            checks=[{"name": "nothing lost", "metric": "history.lost",
+                     "op": "==", "bound": 0}],
+            fleet={"peers": 3, "knobs": {"test-hooks": 1}})
+        proc = subprocess.Popen([ORCH, s, "--out", out, "-q"],
+                                stderr=subprocess.PIPE)
+        d = running_dir(out, 3)
+        wait_until(lambda: any('"step_start"' in ln and '"mark' in ln
+                               for ln in open(os.path.join(
+                                   d, "timeline.ndjson"))),
+                   30, "the mark step")
+        ctl = Control(os.path.join(d, "peers", "1", "control.sock"))
+        ctl.send_raw(b'{"id": 1, "cmd": "debug", "args": {"spin_ms": 8000}}\n')
+        rc = proc.wait(120)
+        err = proc.stderr.read().decode()
+        assert rc == 0, err
+        _, rep = latest(out)
+        notes = " ".join(str(n) for n in rep.get("notes", []))
+        assert "were waited for" in notes and "p1" in notes, notes
+        assert not os.path.exists(os.path.join(d, "hang"))
+        assert_all_gone(peer_pids(d))
+
+
 def test_replay_of_a_toy_run_reports_no_divergence():
     with Tmp() as out:
         p = subprocess.run([ORCH, toy(out), "--out", out, "-q", "--seed",
@@ -179,4 +212,5 @@ if __name__ == "__main__":
     run([test_hold_then_continue, test_wrap_with_a_harmless_wrapper,
          test_keep_then_down, test_watchdog_captures_a_real_hang,
          test_watchdog_reports_a_peer_stopped_from_outside,
+         test_watchdog_waits_for_a_peer_short_of_cpu,
          test_replay_of_a_toy_run_reports_no_divergence])
