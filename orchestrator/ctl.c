@@ -31,7 +31,8 @@
  * A call whose peer is alive but short of CPU (runnable, or its CPU time
  * moved between two looks) gets CTL_GRACE_MS more at a time, up to this
  * much in all: a thousand peers on two cores wait their turn, and waiting
- * is not hanging.  A peer asleep without CPU is blamed at once; one that
+ * is not hanging.  A peer asleep without CPU is blamed after one look (500
+ * ms); one that
  * spins (always runnable) is blamed once this is spent.
  */
 #define CTL_STARVED_MS	30000
@@ -142,21 +143,25 @@ ctl_our_delay(const struct ctl *c)
 	    pending > 0;
 }
 
-/* The peer is alive and short of CPU, not asleep: see CTL_STARVED_MS. */
-static bool
+/*
+ * The peer is alive and short of CPU, not asleep (see CTL_STARVED_MS): 1
+ * it is, 0 it is not, 2 look again (the first look of a peer not runnable
+ * has no CPU time to compare with).
+ */
+static int
 ctl_peer_starved(struct ctl_call *k)
 {
 	struct peer *p = k->c->p;
-	long long t;
+	long long t, before = k->ticks;
 	char st;
-	bool starved;
 
 	t = fleet_proc(p->peerd_pid > 0 ? p->peerd_pid : p->pid, &st);
 	if (t < 0)
-		return false;
-	starved = st == 'R' || (k->ticks >= 0 && t > k->ticks);
+		return 0;
 	k->ticks = t;
-	return starved;
+	if (st == 'R' || (before >= 0 && t > before))
+		return 1;
+	return before < 0 ? 2 : 0;
 }
 
 static void
@@ -165,6 +170,7 @@ timeout_cb(evutil_socket_t fd, short what, void *arg)
 	struct ctl_call *k = arg;
 	struct timeval grace = { 0, CTL_GRACE_MS * 1000 };
 	char err[256];
+	int starved;
 
 	(void)fd;
 	(void)what;
@@ -173,11 +179,13 @@ timeout_cb(evutil_socket_t fd, short what, void *arg)
 		evtimer_add(k->timer, &grace);
 		return;
 	}
-	if (k->starved_ms < CTL_STARVED_MS && ctl_peer_starved(k)) {
+	if (k->starved_ms < CTL_STARVED_MS && (starved = ctl_peer_starved(k))) {
 		k->starved_ms += CTL_GRACE_MS;
-		k->c->p->starved_graces++;
-		if ((uint64_t)k->starved_ms > k->c->p->starved_max_ms)
-			k->c->p->starved_max_ms = (uint64_t)k->starved_ms;
+		if (starved == 1) {
+			k->c->p->starved_graces++;
+			if ((uint64_t)k->starved_ms > k->c->p->starved_max_ms)
+				k->c->p->starved_max_ms = (uint64_t)k->starved_ms;
+		}
 		evtimer_add(k->timer, &grace);
 		return;
 	}
