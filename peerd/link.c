@@ -49,6 +49,9 @@
 #define LINK_RX_POOL_MAX	((4u << 20) + (64u << 10)) /* a piece's frame */
 #define LINK_OBSERVERS_MAX	8
 #define LINK_BULK_LOWAT		(64u << 10)	/* bulk waits above this */
+/* What an unproven link may send in one frame: a hello or a proof is a
+ * few hundred bytes, so no stranger makes the peer buffer --max-frame. */
+#define LINK_PREAUTH_FRAME	(4u << 10)
 
 struct link {
 	TAILQ_ENTRY(link)	 entry;
@@ -1028,6 +1031,15 @@ link_rx_start(struct link *l, struct evbuffer *in, size_t avail)
 	link_lowat(l, l->need - l->rx_got);
 }
 
+/* The largest frame l may send us now: --max-frame once it is UP. */
+static uint32_t
+link_frame_cap(const struct link *l)
+{
+	if (l->state == LINK_UP || pd->conf.max_frame < LINK_PREAUTH_FRAME)
+		return (uint32_t)pd->conf.max_frame;
+	return LINK_PREAUTH_FRAME;
+}
+
 static void
 link_read_cb(struct bufferevent *bev, void *arg)
 {
@@ -1043,11 +1055,13 @@ link_read_cb(struct bufferevent *bev, void *arg)
 			if (avail < FRAME_LEN_PREFIX)
 				return;
 			evbuffer_copyout(in, hdr, sizeof(hdr));
-			rc = frame_read_len(hdr, sizeof(hdr), pd->conf.max_frame,
+			rc = frame_read_len(hdr, sizeof(hdr), link_frame_cap(l),
 			    &l->need);
 			if (rc != FRAME_OK) {
 				pd_count_bad(rc);
-				if (rc == FRAME_ETOOBIG)
+				if (rc == FRAME_ETOOBIG && l->state != LINK_UP)
+					pd_count_limit(PREAUTH_FRAME);
+				else if (rc == FRAME_ETOOBIG)
 					pd_count_limit(FRAME_SIZE);
 				trace_add("frame", "#%llu bad length from %s: %s",
 				    (unsigned long long)l->serial, l->remote,
