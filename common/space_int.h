@@ -133,6 +133,10 @@ struct space {
 	void			*cbarg;
 	struct dcbor_buf	 scratch;
 	struct dcbor_buf	 tkey;		/* a template's canonical form */
+	void			*cfree;		/* free compact slots, a list */
+	uint8_t			**slabs;	/* of compact records */
+	size_t			 nslabs;
+	size_t			 slab_used;	/* slots carved from the last */
 };
 
 /* The type called name, made if create (else NULL when unknown). */

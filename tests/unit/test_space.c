@@ -702,6 +702,67 @@ START_TEST(record_ids_must_agree)
 }
 END_TEST
 
+/*
+ * Every completed record leaves stale due times behind (its lease end, its
+ * claim's expiry): they are pruned, so the queue stays within 1.5 x the
+ * records + 1024, and pruning loses no due time that counts: the live
+ * entries still expire at their lease end (issue stamp + lease) and every
+ * tombstone is still collected.
+ */
+static void
+ev_count_expired(void *arg, enum space_event ev, const struct space_rec *r)
+{
+	(void)r;
+	if (ev == SPACE_EV_EXPIRED)
+		(*(int *)arg)++;
+}
+
+START_TEST(due_times_pruned)
+{
+	struct space *sp = space_new(1, self_a, 100000);
+	struct template *t = tmpl("{\"type\":\"task#v1\"}");
+	int n = 6000, open_n = 0, expired = 0;
+
+	for (int i = 0; i < n; i++) {
+		char f[32];
+		struct hlc_stamp st = { T0 + (uint64_t)i, 0, 1 };
+		struct space_rec *r;
+		uint8_t id[ENTRY_ID_LEN];
+
+		snprintf(f, sizeof(f), "{\"n\":%d}", i);
+		ck_assert_int_eq(space_write(sp, mk("task#v1", f, T0 + (uint64_t)i,
+		    0, 100000), T0), SPACE_OK);
+		if (i % 3 == 2) {
+			open_n++;
+			continue;	/* left open: expires at its lease end */
+		}
+		r = space_take_local(sp, t, &st, T0, 1000);
+		ck_assert_ptr_nonnull(r);
+		memcpy(id, space_rec_id(r), ENTRY_ID_LEN);
+		ck_assert_int_eq(space_complete(sp, id, T0), SPACE_OK);
+		ck_assert_uint_le(space_due_count(sp),
+		    space_count(sp) + space_count(sp) / 2 + 1024);
+	}
+	space_sweep(sp, T0 + 1);
+	ck_assert_uint_eq(space_count(sp), (size_t)n);
+	ck_assert_uint_le(space_due_count(sp), n + n / 2 + 1024);
+	ck_assert_uint_eq(space_visible_count(sp), (size_t)open_n);
+	/* The open ones all expire at their lease end, none before. */
+	space_set_event_cb(sp, ev_count_expired, &expired);
+	space_sweep(sp, T0 + 99999);
+	ck_assert_uint_eq(space_visible_count(sp), (size_t)open_n);
+	space_sweep(sp, T0 + (uint64_t)n + 100000);
+	ck_assert_uint_eq(space_visible_count(sp), 0);
+	ck_assert_int_eq(expired, open_n);
+	/* And every tombstone is collected after 2 x the lease. */
+	space_sweep(sp, T0 + (uint64_t)n + 100000 + 200000);
+	ck_assert_uint_eq(space_count(sp), 0);
+	ck_assert_uint_eq(space_due_count(sp), 0);
+	template_free(t);
+	space_free(sp);
+}
+END_TEST
+
 START_TEST(completed_record_compacted)
 {
 	struct space *a = space_new(1, self_a, 16), *b = space_new(2, self_b, 16);
@@ -809,6 +870,7 @@ space_suite(void)
 	tcase_add_test(tc, remote_tombstone_not_resurrected);
 	tcase_add_test(tc, record_ids_must_agree);
 	tcase_add_test(tc, completed_record_compacted);
+	tcase_add_test(tc, due_times_pruned);
 	suite_add_tcase(s, tc);
 	return s;
 }
