@@ -1381,7 +1381,7 @@ link_list_json(void)
 
 	TAILQ_FOREACH(l, &links, entry)
 		json_array_append_new(arr, json_pack(
-		    "{s:I, s:s, s:s, s:b, s:s, s:I, s:I, s:I, s:I, s:I}",
+		    "{s:I, s:s, s:s, s:b, s:s, s:I, s:I, s:I, s:I, s:I, s:I}",
 		    "serial", (json_int_t)l->serial,
 		    "state", link_state_name(l->state),
 		    "remote", l->remote, "outbound", l->outbound,
@@ -1390,6 +1390,9 @@ link_list_json(void)
 		    "frames_in", (json_int_t)l->frames_in,
 		    "frames_out", (json_int_t)l->frames_out,
 		    "bytes_in", (json_int_t)l->bytes_in,
-		    "bytes_out", (json_int_t)l->bytes_out));
+		    "bytes_out", (json_int_t)l->bytes_out,
+		    "queued", (json_int_t)(evbuffer_get_length(
+		    bufferevent_get_output(l->bev)) +
+		    evbuffer_get_length(l->bulk))));
 	return arr;
 }
