@@ -14,7 +14,7 @@
  *                 ("test") fail it.  They are never taken, so they are
  *                 the oldest: a scan from the FIFO head passes P/2 of them
  *                 on every take.  That is the steady state of any mix once
- *                 P/2 takes have run.  The space's template cursor (space.c)
+ *                 P/2 takes have run.  The space's template cursor (fifo.c)
  *                 remembers where the last scan stopped; prepare warms it
  *                 with one untimed read, as a daemon's long-lived space has
  *                 seen a worker's template before (otherwise the first take
@@ -26,7 +26,7 @@
  *                 cursors for, so every read is a template's first scan
  *                 past P/2 failing entries (the cost the cursor does not
  *                 remove: an ad-hoc query).  Since the field index
- *                 (space.c) the eq condition on kind goes to the "build"
+ *                 (fidx.c) the eq condition on kind goes to the "build"
  *                 records directly (the first read, in the warm-up,
  *                 builds the index: a read batch keeps its space)
  *

@@ -142,7 +142,8 @@ enum metrics_reject {
 	X(CONTROL_OUTPUT,	"control_output")			\
 	X(ENTRIES,		"entries")				\
 	X(PREAUTH,		"preauth")				\
-	X(PREAUTH_ADDR,		"preauth_per_addr")
+	X(PREAUTH_ADDR,		"preauth_per_addr")			\
+	X(PREAUTH_FRAME,	"preauth_frame")
 
 enum metrics_limit {
 #define METRICS_LIMIT_ENUM(e, n) METRICS_LIMIT_##e,

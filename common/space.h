@@ -128,6 +128,9 @@ struct space_rec *space_get(const struct space *sp,
 size_t		 space_count(const struct space *sp);
 /* Records visible now (in the type indexes). */
 size_t		 space_visible_count(const struct space *sp);
+/* Due times queued (lease ends, claim expiries, collections), stale ones
+ * included: never more than 1.5 x space_count + 1024. */
+size_t		 space_due_count(const struct space *sp);
 /* Every record, in no particular order. */
 void		 space_foreach(const struct space *sp, space_rec_cb cb,
 		    void *arg);

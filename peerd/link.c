@@ -905,13 +905,20 @@ link_shutdown(void)
 	transport_shutdown();
 }
 
+/* Bytes waiting to leave on l, both lanes. */
+static size_t
+link_queued(const struct link *l)
+{
+	return evbuffer_get_length(bufferevent_get_output(l->bev)) +
+	    evbuffer_get_length(l->bulk);
+}
+
 size_t
 link_outq(const struct member *m)
 {
 	if (m->link == NULL || m->link->state != LINK_UP)
 		return SIZE_MAX;
-	return evbuffer_get_length(bufferevent_get_output(m->link->bev)) +
-	    evbuffer_get_length(m->link->bulk);
+	return link_queued(m->link);
 }
 
 json_t *
@@ -923,7 +930,7 @@ link_list_json(void)
 
 	TAILQ_FOREACH(l, &links, entry)
 		json_array_append_new(arr, json_pack(
-		    "{s:I, s:s, s:s, s:b, s:s, s:I, s:I, s:I, s:I, s:I}",
+		    "{s:I, s:s, s:s, s:b, s:s, s:I, s:I, s:I, s:I, s:I, s:I}",
 		    "serial", (json_int_t)l->serial,
 		    "state", link_state_name(l->state),
 		    "remote", l->remote, "outbound", l->outbound,
@@ -932,6 +939,7 @@ link_list_json(void)
 		    "frames_in", (json_int_t)l->frames_in,
 		    "frames_out", (json_int_t)l->frames_out,
 		    "bytes_in", (json_int_t)l->bytes_in,
-		    "bytes_out", (json_int_t)l->bytes_out));
+		    "bytes_out", (json_int_t)l->bytes_out,
+		    "queued", (json_int_t)link_queued(l)));
 	return arr;
 }

@@ -210,7 +210,9 @@ snapshot(struct sess *s)
 	for (size_t i = 0; i < a.n; i++)
 		if (k == 0 || a.it[k - 1].h != a.it[i].h)
 			a.it[k++] = a.it[i];
-	s->it = a.it;
+	/* A session lives for seconds: keep no doubling slack that long. */
+	s->it = k < a.cap ? xreallocarray(a.it, k ? k : 1, sizeof(*a.it)) :
+	    a.it;
 	s->n = k;
 }
 

@@ -35,6 +35,9 @@
 #define LINK_LOWAT_MAX		(256u << 10)	/* bytes a wakeup in a frame */
 #define LINK_RX_POOL		8		/* idle frame buffers kept */
 #define LINK_RX_POOL_MAX	((4u << 20) + (64u << 10)) /* a piece's frame */
+/* What an unproven link may send in one frame: a hello or a proof is a
+ * few hundred bytes, so no stranger makes the peer buffer --max-frame. */
+#define LINK_PREAUTH_FRAME	(4u << 10)
 
 /*
  * Buffers for large frames read directly (rx_cb), kept for reuse so
@@ -241,6 +244,15 @@ rx_start(struct link *l, struct evbuffer *in, size_t avail)
 	rx_lowat(l, l->need - l->rx_got);
 }
 
+/* The largest frame l may send us now: --max-frame once it is UP. */
+static uint32_t
+rx_frame_cap(const struct link *l)
+{
+	if (l->state == LINK_UP || pd->conf.max_frame < LINK_PREAUTH_FRAME)
+		return (uint32_t)pd->conf.max_frame;
+	return LINK_PREAUTH_FRAME;
+}
+
 void
 rx_read_cb(struct bufferevent *bev, void *arg)
 {
@@ -256,11 +268,13 @@ rx_read_cb(struct bufferevent *bev, void *arg)
 			if (avail < FRAME_LEN_PREFIX)
 				return;
 			evbuffer_copyout(in, hdr, sizeof(hdr));
-			rc = frame_read_len(hdr, sizeof(hdr), pd->conf.max_frame,
+			rc = frame_read_len(hdr, sizeof(hdr), rx_frame_cap(l),
 			    &l->need);
 			if (rc != FRAME_OK) {
 				pd_count_bad(rc);
-				if (rc == FRAME_ETOOBIG)
+				if (rc == FRAME_ETOOBIG && l->state != LINK_UP)
+					pd_count_limit(PREAUTH_FRAME);
+				else if (rc == FRAME_ETOOBIG)
 					pd_count_limit(FRAME_SIZE);
 				trace_add("frame", "#%llu bad length from %s: %s",
 				    (unsigned long long)l->serial, l->remote,

@@ -116,6 +116,42 @@ def test_preauth_timeout():
         assert counters(a)["handshake.failed"]["timeout"] == 1
 
 
+def test_preauth_frame_cap():
+    """An unproven connection may not announce a frame over the small
+    pre-authentication cap (4 KiB): before its hello and between hello
+    and proof, a length prefix over it closes the socket and counts
+    limits.hit.preauth_frame; once proven, the link's cap is --max-frame
+    again; and a real peer still joins."""
+    with Fleet() as f:
+        p = f.add().start()
+        for hello in (False, True):
+            w = Wire(p.addr)
+            w.read_hello()
+            if hello:
+                w.hello()
+            w.send_raw(struct.pack(">I", 4097))
+            assert w.closed()
+            w.close()
+        wait_until(lambda: counters(p)["limits.hit"]["preauth_frame"] == 2,
+                   10, "limits.hit.preauth_frame")
+        c = counters(p)
+        assert c["frames.bad"]["too_big"] == 2, c["frames.bad"]
+        assert c["limits.hit"]["frame_size"] == 0
+        # A proven link may announce a frame over it (the stream then ends
+        # inside it: counted truncated, not refused).
+        w = Wire(p.addr).handshake()
+        w.send_raw(struct.pack(">I", 1 << 16) + b"z" * 100)
+        w.sock.shutdown(socket.SHUT_WR)
+        assert w.closed()
+        w.close()
+        wait_until(lambda: counters(p)["frames.truncated"] == 1, 10,
+                   "the proven link's large frame")
+        assert counters(p)["limits.hit"]["preauth_frame"] == 2
+        q = f.add().start(seeds=[p.addr])
+        wait_until(lambda: linked(p, q) and linked(q, p), 20,
+                   "a real peer's link")
+
+
 def violation(p, steps, reason):
     before = counters(p)["handshake.failed"][reason]
     w = Wire(p.addr)
@@ -268,6 +304,7 @@ def test_control_doc_lists_every_counter():
 if __name__ == "__main__":
     run([test_join_with_4_idle_sockets, test_join_with_64_idle_sockets,
          test_join_with_64_stalled_length_prefixes, test_preauth_timeout,
+         test_preauth_frame_cap,
          test_handshake_violations_counted, test_truncated_frames_counted,
          test_wrong_rid_refused, test_doc_frame_example_checks_out,
          test_control_doc_lists_every_counter])

@@ -9,6 +9,7 @@ import socket
 import struct
 
 from fleet import Fleet, forged_frame, run, wait_until
+from wire import Wire
 
 SEED = int(os.environ.get("JUNK_SEED", random.randrange(1 << 30)))
 
@@ -44,10 +45,11 @@ def test_junk_closes_link_and_is_counted():
     rng = random.Random(SEED)
     with Fleet() as f:
         p, q = f.start(2)
-        # A length over the cap.
+        # A length over the cap (from a connection not yet UP, whose cap
+        # is the 4 KiB pre-authentication one: docs/protocol.md section 1).
         send_and_wait_close(p.addr, struct.pack(">I", 64 << 20) + b"x" * 16)
         assert bad(p)["too_big"] == 1, bad(p)
-        assert p.metrics()["counters"]["limits.hit"]["frame_size"] == 1
+        assert p.metrics()["counters"]["limits.hit"]["preauth_frame"] == 1
         # A zero length.
         send_and_wait_close(p.addr, b"\x00\x00\x00\x00")
         assert bad(p)["zero_length"] == 1
@@ -77,31 +79,39 @@ def test_truncated_frame_then_eof():
         assert p.call("hello")["name"] == p.name
 
 
-def test_large_frames_read_directly():
-    """A large frame from a connection that has not proven its key is read
-    as it arrives (a peer that has gets it read straight from the socket,
-    link.c): cut short by EOF it closes the link without a bad frame; whole
-    but junk it is counted like any other; the peer goes on serving."""
+def test_large_frames_refused_before_proof_read_after():
+    """A connection that has not proven its key may not announce a large
+    frame: refused at its length, whether or not the body follows, and the
+    body is never read; a large junk frame behind a small one is never
+    reached.  A proven peer's large frame is read (straight from the
+    socket, link.c) and, junk, counted like any other.  The peer goes on
+    serving."""
     rng = random.Random(SEED)
     with Fleet() as f:
         p = f.add().start()
+
+        def preauth():
+            return p.metrics()["counters"]["limits.hit"]["preauth_frame"]
         junk = bytes(rng.randrange(256) for _ in range(1 << 20))
         send_and_wait_close(p.addr, struct.pack(">I", 1 << 20) +
                             junk[:200000])
-        assert sum(bad(p).values()) == 0, bad(p)
+        assert bad(p)["too_big"] == 1 and preauth() == 1, bad(p)
         assert p.call("hello")["name"] == p.name
-        send_and_wait_close(p.addr, struct.pack(">I", 1 << 20) + junk)
-        assert sum(bad(p).values()) == 1, bad(p)
-        # A large junk frame behind a small one: the link is closed on the
-        # first, and the second is never read.
         small = bytes(rng.randrange(256) for _ in range(40))
         send_and_wait_close(p.addr, struct.pack(">I", len(small)) + small +
                             struct.pack(">I", 1 << 20) + junk)
-        assert sum(bad(p).values()) == 2, bad(p)
+        assert sum(bad(p).values()) == 2 and preauth() == 1, bad(p)
+        w = Wire(p.addr).handshake()
+        w.send_raw(struct.pack(">I", 1 << 20) + junk)
+        assert w.closed()
+        w.close()
+        wait_until(lambda: sum(bad(p).values()) == 3, 10,
+                   "the proven peer's junk frame counted")
+        assert preauth() == 1
         assert p.call("hello")["name"] == p.name
 
 
 if __name__ == "__main__":
     print("JUNK_SEED=%d" % SEED)
     run([test_junk_closes_link_and_is_counted, test_truncated_frame_then_eof,
-         test_large_frames_read_directly])
+         test_large_frames_refused_before_proof_read_after])
