@@ -1,6 +1,6 @@
 /*
- * test_scenario.c: the scenario parser (orchestrator/scenario.c) and its
- * positioned JSON reader (orchestrator/jpos.c).
+ * test_scenario.c: the scenario parser (orchestrator/scenario.c, scstep.c,
+ * sc.c) and its positioned JSON reader (orchestrator/jpos.c).
  *
  * Each built-in scenario resolves to its golden file in tests/golden/
  * (paths are relative to the repository root, where make check runs);
