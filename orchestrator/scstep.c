@@ -71,6 +71,7 @@ static const struct field write_fields[] = {
 	{ "payload_bytes", FK_INT, 0, 0, 65536, "64", NULL },
 	{ "lease_ms", FK_INT, 0, 1, 2147483647.0, "3600000", NULL },
 	{ "wait", FK_BOOL, 0, 0, 0, "true", NULL },
+	{ "bulk_above", FK_INT, F_NULL, 0, 1e9, NULL, NULL },
 	{ NULL, 0, 0, 0, 0, NULL, NULL }
 };
 static const struct field take_fields[] = {
