@@ -1155,7 +1155,9 @@ inbox_cb(evutil_socket_t fd, short what, void *arg)
 		TAILQ_REMOVE(&inbox, f, entry);
 		inbox_bytes -= f->len;
 		inbox_frames--;
-		if (recon_dispatch(f->from, f->kind, f->body, f->len) == -1) {
+		/* A protocol frame from a link since gone starts nothing. */
+		if (f->from->link != NULL && recon_dispatch(f->from, f->kind,
+		    f->body, f->len) == -1) {
 			pd_count(bad_body);
 			trace_add("recon", "a malformed frame (kind %u) from %s "
 			    "after waiting in the inbox", f->kind,
