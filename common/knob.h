@@ -17,7 +17,7 @@
  * knob.c; knob_words() gives a row's list.
  * DEFAULT is the value peerd starts with.  From this list come peerd's
  * defaults (conf.c), its long options and --help (main.c), the scenario
- * parser's knob checks (orchestrator/scenario.c), the fleet's command lines
+ * parser's knob checks (orchestrator/sc.c), the fleet's command lines
  * (orchestrator/fleet.c) and the knob table of docs/scenarios.md (checked
  * by tests/unit/test_knob.c).  A new knob is one row here plus its field.
  */

@@ -64,6 +64,8 @@ struct rusage;
 	X(records_received,	"records.received")			\
 	X(records_batched,	"records.batched")			\
 	X(records_refused,	"records.refused")			\
+	X(recon_records_deferred, "recon.records_deferred")		\
+	X(recon_refused_busy,	"recon.refused_busy")			\
 	X(entries_bad_signature, "records.entry_bad_signature")		\
 	X(claims_rejected,	"records.claims_rejected")		\
 	X(bad_body,		"frames.bad_body")			\
@@ -141,6 +143,7 @@ enum metrics_reject {
 	X(CONTROL_LINE,		"control_line")				\
 	X(CONTROL_OUTPUT,	"control_output")			\
 	X(ENTRIES,		"entries")				\
+	X(RECON_INBOX,		"recon_inbox")				\
 	X(PREAUTH,		"preauth")				\
 	X(PREAUTH_ADDR,		"preauth_per_addr")			\
 	X(PREAUTH_FRAME,	"preauth_frame")

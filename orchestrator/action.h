@@ -5,8 +5,8 @@
  *   X(NAME, FIELDS, CHECK)
  *
  * NAME the action ("write"); FIELDS the prefix of its field table in
- * scenario.c (FIELDS_fields[]: keys, kinds, ranges, defaults); CHECK the
- * parser's cross-field check after the fields (post_NAME in scenario.c) or
+ * scstep.c (FIELDS_fields[]: keys, kinds, ranges, defaults); CHECK the
+ * parser's cross-field check after the fields (post_NAME in scstep.c) or
  * NULL.  The engine runs a step of action NAME with act_NAME() (run.c), and
  * the scenario fuzzer knows the actions from the same list.  Adding an
  * action is one row here, its fields and its act_ function.

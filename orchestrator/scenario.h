@@ -54,7 +54,9 @@
  *            "rate": real 0..1e9 (per second per peer, 0 = flat out),
  *            "type": string "name#vN" (default "task#v1"),
  *            "payload_bytes": int 0..65536 (64), "lease_ms": int
- *            1..2147483647 (3600000), "wait": bool (true)
+ *            1..2147483647 (3600000), "wait": bool (true),
+ *            "bulk_above": int 0..1000000000 or null (null: never; a
+ *            larger count is bulk-loaded by every live peer)
  *   take     "peer": SEL, "workers": int 1..1024 (1), "type" (as write),
  *            "complete": bool (true), "count": int 0..1000000000 or null
  *            (null: every task written so far), "timeout_ms": int

@@ -15,10 +15,29 @@
  * a responder answers END 2 with END 3.  The initiator is done at END 2
  * or END 3, when both replicas hold the union.
  *
+ * One session at a time: a peer starts a repair only when it takes part
+ * in no other session and has applied every record it received, and a
+ * peer in a session with another member answers a new one with END 0
+ * (busy; the asker tries again at its next period).  A newcomer linked to
+ * two peers would otherwise run two sessions at once and receive every
+ * record twice; one after the other, the second finds the difference the
+ * first already closed.  A session that heard nothing for a gossip period
+ * (at least 500 ms) and has nothing waiting in the inbox is stale and
+ * gives way.
+ *
+ * The inbox: records are verified (an Ed25519 check, about 85 us, for
+ * every entry new to the replica), so a frame of them is applied in
+ * slices of RECON_APPLY_SLICE per loop turn, not in one callback.  Every
+ * recon frame that arrives while records wait is queued behind them, so
+ * frames are still handled in the order they came and a session still
+ * sees every record the other side sent before its next protocol frame.
+ *
  * Bounds: at most RECON_SESSIONS sessions, one initiated and one answered
  * per member; RECON_ROUNDS protocol frames each; a responder takes at
  * most RECON_SYMS_MAX symbols (fewer for small sets); an idle session
- * ends after RECON_IDLE_MS.
+ * ends after RECON_IDLE_MS; the inbox holds at most RECON_INBOX_MAX bytes
+ * of frames (over it, a frame is dropped and counted, and the next
+ * repair fetches what it held).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +50,7 @@
 #include "entry.h"
 #include "frame.h"
 #include "gossip.h"
+#include "hlc.h"
 #include "link.h"
 #include "log.h"
 #include "member.h"
@@ -55,6 +75,8 @@
  * 85 us) inside one callback, so smaller frames keep its loop answering.
  */
 #define RECON_RECS_MAX		(512u << 10)
+#define RECON_APPLY_SLICE	64	/* records applied per loop turn */
+#define RECON_INBOX_MAX		(256u << 20)
 
 static const char *const method_names[] = { "digest", "negentropy",
     "riblt" };
@@ -94,6 +116,23 @@ struct sess {
 
 static TAILQ_HEAD(, sess) sessions = TAILQ_HEAD_INITIALIZER(sessions);
 static size_t nsessions;
+
+/* A recon frame waiting for its turn (see "The inbox" above). */
+struct inframe {
+	TAILQ_ENTRY(inframe)	 entry;
+	struct member		*from;	/* members live until shutdown */
+	uint32_t		 kind;
+	uint8_t			*body;
+	size_t			 len;
+	bool			 started;	/* RECS: session looked up */
+	struct sess		*s;		/* RECS: NULL once it ended */
+	struct dcbor_rd		 rd;		/* RECS: at the next record */
+	uint64_t		 left;		/* RECS: records to apply */
+};
+
+static TAILQ_HEAD(, inframe) inbox = TAILQ_HEAD_INITIALIZER(inbox);
+static size_t inbox_bytes, inbox_frames;
+static struct event *inbox_ev;
 
 int
 recon_method_parse(const char *name, enum recon_method *m)
@@ -322,6 +361,10 @@ sess_end(struct sess *s, const char *error)
 		    (unsigned long long)s->sid, error);
 	TAILQ_REMOVE(&sessions, s, entry);
 	nsessions--;
+	for (struct inframe *f = TAILQ_FIRST(&inbox); f != NULL;
+	    f = TAILQ_NEXT(f, entry))
+		if (f->s == s)
+			f->s = NULL;
 	if (s->done != NULL)
 		s->done(s->arg, &r);
 	event_free(s->ev);
@@ -389,21 +432,53 @@ flush_recs(struct sess *s, struct dcbor_buf *recs, size_t *n)
 	*n = 0;
 }
 
-/* Send the records of the k items v, or of the whole snapshot (all). */
+/* A record to send, in the receiver's FIFO order: (issue stamp, id). */
+struct outrec {
+	struct hlc_stamp	 stamp;		/* zero: held without its entry */
+	const uint8_t		*id;
+};
+
+static int
+outrec_cmp(const void *x, const void *y)
+{
+	const struct outrec *a = x, *b = y;
+	int c = hlc_cmp(&a->stamp, &b->stamp);
+
+	return c != 0 ? c : memcmp(a->id, b->id, ENTRY_ID_LEN);
+}
+
+/*
+ * Send the records of the k items v, or of the whole snapshot (all), in
+ * the order of their entries' stamps: the receiver's FIFO index is a
+ * sorted array, so records in hash order made each insertion move half
+ * of it (at 200,000 records, more CPU than verifying them), and in stamp
+ * order a newcomer's inserts append.
+ */
 static void
 send_recs(struct sess *s, bool all, const uint64_t *v, size_t k)
 {
 	struct dcbor_buf recs;
-	size_t n = 0, sz;
+	struct outrec *out;
+	size_t n = 0, no = 0, sz;
 
-	dcbor_buf_init(&recs);
 	if (all)
 		k = s->n;
+	out = xcalloc(k ? k : 1, sizeof(*out));
 	for (size_t i = 0; i < k; i++) {
 		const uint8_t *id = all ? s->it[i].id : item_id(s, v[i]);
+
+		if (id == NULL)
+			continue;
+		if (replica_entry_stamp(id, &out[no].stamp) == -1)
+			memset(&out[no].stamp, 0, sizeof(out[no].stamp));
+		out[no++].id = id;
+	}
+	qsort(out, no, sizeof(*out), outrec_cmp);
+	dcbor_buf_init(&recs);
+	for (size_t i = 0; i < no; i++) {
 		size_t before = recs.len;
 
-		if (id == NULL || (sz = replica_put_record(&recs, id)) == 0)
+		if ((sz = replica_put_record(&recs, out[i].id)) == 0)
 			continue;
 		if (recs.len > RECON_RECS_MAX && n > 0) {
 			/* this one starts the next frame */
@@ -422,6 +497,7 @@ send_recs(struct sess *s, bool all, const uint64_t *v, size_t k)
 	}
 	flush_recs(s, &recs, &n);
 	dcbor_buf_free(&recs);
+	free(out);
 }
 
 static void
@@ -541,6 +617,52 @@ start_proto(struct sess *s)
 	free(v);
 }
 
+/* A period of silence (at least 500 ms): see sess_stale(). */
+static uint64_t
+stale_ms(void)
+{
+	return pd->conf.gossip_ms > 500 ? pd->conf.gossip_ms : 500;
+}
+
+/*
+ * A session that has heard nothing for a period and has no frame waiting
+ * in the inbox: its frames were dropped by a partition or a fault, or the
+ * other side went away.  It gives way to a new one.
+ */
+static bool
+sess_stale(const struct sess *s, uint64_t now)
+{
+	const struct inframe *f;
+
+	if (now - s->last_ms < stale_ms())
+		return false;
+	TAILQ_FOREACH(f, &inbox, entry)
+		if (f->from == s->m)
+			return false;
+	return true;
+}
+
+/*
+ * Whether this peer is in a session, after ending the stale ones (but
+ * not one a caller waits on: that one has its deadline).
+ */
+static bool
+sess_busy(void)
+{
+	struct sess *s, *next;
+	uint64_t now = clock_mono_ms();
+	bool busy = false;
+
+	for (s = TAILQ_FIRST(&sessions); s != NULL; s = next) {
+		next = TAILQ_NEXT(s, entry);
+		if (s->done == NULL && sess_stale(s, now))
+			sess_end(s, "stale, gave way to the next repair");
+		else
+			busy = true;
+	}
+	return busy;
+}
+
 int
 recon_start(struct member *m, bool link_up)
 {
@@ -551,19 +673,11 @@ recon_start(struct member *m, bool link_up)
 	if (link_up && memcmp(pd->ident.id, m->id, IDENTITY_ID_LEN) > 0)
 		return 0;	/* the other end starts this one */
 	/*
-	 * A repair that has heard nothing for a period (at least 500 ms: its
-	 * frames were dropped by a partition or a fault, or the other side
-	 * is busy) gives way to a new one.  Otherwise it would hold off every
-	 * repair with m until the idle bound, and with it the frames that
-	 * tell m after a healed partition that this peer is alive.
+	 * One session at a time, and none while records wait in the inbox:
+	 * its snapshot would lack them and fetch them again.
 	 */
-	if ((s = sess_find_role(m, true)) != NULL && s->done == NULL &&
-	    clock_mono_ms() - s->last_ms >= (pd->conf.gossip_ms > 500 ?
-	    pd->conf.gossip_ms : 500))
-		sess_end(s, "stale, replaced by the next repair");
-	if (m->link == NULL || sess_find_role(m, true) != NULL ||
-	    nsessions >= RECON_SESSIONS)
-		return 0;	/* one is running, or the next tick */
+	if (m->link == NULL || sess_busy() || inbox_frames > 0)
+		return 0;	/* the next tick */
 	s = sess_new(m, new_sid(), (enum recon_method)pd->conf.reconcile,
 	    true);
 	start_proto(s);
@@ -633,7 +747,8 @@ responder(struct member *from, uint64_t sid, enum recon_method method)
 
 	if (old != NULL)
 		sess_end(old, "replaced by a new session");
-	if (nsessions >= RECON_SESSIONS) {
+	if (nsessions >= RECON_SESSIONS || sess_busy()) {
+		pd_count(recon_refused_busy);
 		send_end(from, sid, 0, false, NULL, 0);
 		return NULL;
 	}
@@ -884,8 +999,8 @@ recv_end(struct member *from, struct dcbor_rd *rd)
 	return 0;
 }
 
-int
-recon_recv(struct member *from, uint32_t kind, const uint8_t *body,
+static int
+recon_dispatch(struct member *from, uint32_t kind, const uint8_t *body,
     size_t len)
 {
 	struct dcbor_rd rd;
@@ -910,6 +1025,199 @@ recon_recv(struct member *from, uint32_t kind, const uint8_t *body,
 	}
 }
 
+/* ---- the inbox -------------------------------------------------------- */
+
+static bool
+inbox_has(const struct member *from)
+{
+	const struct inframe *f;
+
+	TAILQ_FOREACH(f, &inbox, entry)
+		if (f->from == from)
+			return true;
+	return false;
+}
+
+static void
+inbox_arm(void)
+{
+	static const struct timeval zero = { 0, 0 };
+
+	/* A zero timer runs after the loop has polled its sockets. */
+	if (inbox_ev != NULL && !TAILQ_EMPTY(&inbox) &&
+	    !evtimer_pending(inbox_ev, NULL))
+		evtimer_add(inbox_ev, &zero);
+}
+
+static void
+inframe_free(struct inframe *f)
+{
+	TAILQ_REMOVE(&inbox, f, entry);
+	inbox_bytes -= f->len;
+	inbox_frames--;
+	free(f->body);
+	free(f);
+}
+
+/* Queue a copy of a frame's body; a RECS frame with its reader at recs. */
+static void
+inbox_push(struct member *from, uint32_t kind, const uint8_t *body,
+    size_t len, struct sess *s, const uint8_t *recs, uint64_t n)
+{
+	struct inframe *f;
+
+	if (inbox_bytes + len > RECON_INBOX_MAX) {
+		pd_count_limit(RECON_INBOX);
+		trace_add("recon", "inbox full (%zu bytes): a frame from %s "
+		    "dropped", inbox_bytes, from->name);
+		return;
+	}
+	f = xcalloc(1, sizeof(*f));
+	f->from = from;
+	f->kind = kind;
+	f->body = xmalloc(len ? len : 1);
+	memcpy(f->body, body, len);
+	f->len = len;
+	if (recs != NULL) {
+		dcbor_rd_init(&f->rd, f->body + (recs - body),
+		    len - (size_t)(recs - body));
+		f->left = n;
+		f->s = s;
+		f->started = s != NULL;
+		pd_count_add(recon_records_deferred, n);
+	}
+	TAILQ_INSERT_TAIL(&inbox, f, entry);
+	inbox_bytes += len;
+	inbox_frames++;
+	inbox_arm();
+}
+
+/*
+ * A RECON_RECS frame: its shape checked at once (a malformed one closes
+ * the link, as any bad body does), its records applied now when few and
+ * nothing waits, else queued.  Records only from a member this peer is
+ * reconciling with, or one whose earlier frames still wait.
+ */
+static int
+recs_arrive(struct member *from, const uint8_t *body, size_t len)
+{
+	struct dcbor_rd rd;
+	const uint8_t *recs;
+	uint64_t n, sid;
+	struct sess *s;
+
+	dcbor_rd_init(&rd, body, len);
+	if (dcbor_get_map(&rd, &n) == -1 || n != 2 ||
+	    dcbor_get_key(&rd, "sid") == -1 || dcbor_get_uint(&rd, &sid) == -1 ||
+	    dcbor_get_key(&rd, "recs") == -1 || dcbor_get_array(&rd, &n) == -1)
+		return -1;
+	recs = rd.p;
+	for (uint64_t i = 0; i < n; i++)
+		if (dcbor_skip(&rd) == -1)
+			return -1;
+	if (dcbor_left(&rd) != 0)
+		return -1;
+	if ((s = sess_find(from, sid)) == NULL && !inbox_has(from)) {
+		pd_count_reject(UNASKED_DELTA);
+		return 0;
+	}
+	if (s != NULL)
+		s->last_ms = clock_mono_ms();
+	if (TAILQ_EMPTY(&inbox) && n <= RECON_APPLY_SLICE)
+		return recon_dispatch(from, FRAME_RECON_RECS, body, len);
+	inbox_push(from, FRAME_RECON_RECS, body, len, s, recs, n);
+	return 0;
+}
+
+/* Apply a RECS frame's records, at most *budget of them. */
+static void
+inbox_recs(struct inframe *f, unsigned *budget)
+{
+	uint64_t sid, n;
+
+	if (!f->started) {
+		/* Its session began in a frame that waited before it. */
+		f->started = true;
+		dcbor_rd_init(&f->rd, f->body, f->len);
+		(void)dcbor_get_map(&f->rd, &n);
+		(void)dcbor_get_key(&f->rd, "sid");
+		(void)dcbor_get_uint(&f->rd, &sid);
+		(void)dcbor_get_key(&f->rd, "recs");
+		(void)dcbor_get_array(&f->rd, &f->left);
+		if ((f->s = sess_find(f->from, sid)) == NULL) {
+			pd_count_reject(UNASKED_DELTA);
+			f->left = 0;
+			return;
+		}
+	}
+	while (f->left > 0 && *budget > 0) {
+		const uint8_t *p = f->rd.p;
+
+		if (replica_apply_record(f->from, &f->rd) == -1) {
+			pd_count(bad_body);
+			trace_add("recon", "a malformed record from %s: the "
+			    "rest of its frame dropped", f->from->name);
+			f->left = 0;
+			return;
+		}
+		f->left--;
+		(*budget)--;
+		if (f->s != NULL) {
+			f->s->records++;
+			f->s->payload += (uint64_t)(f->rd.p - p);
+			f->s->last_ms = clock_mono_ms();
+		}
+	}
+}
+
+/* One turn: RECON_APPLY_SLICE records, and the frames queued among them. */
+static void
+inbox_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct inframe *f;
+	unsigned budget = RECON_APPLY_SLICE;
+
+	(void)fd;
+	(void)what;
+	(void)arg;
+	while (budget > 0 && (f = TAILQ_FIRST(&inbox)) != NULL) {
+		if (f->kind == FRAME_RECON_RECS) {
+			inbox_recs(f, &budget);
+			if (f->left == 0)
+				inframe_free(f);
+			continue;
+		}
+		/* Out of the queue first: the handler may look at it. */
+		TAILQ_REMOVE(&inbox, f, entry);
+		inbox_bytes -= f->len;
+		inbox_frames--;
+		/* A protocol frame from a link since gone starts nothing. */
+		if (f->from->link != NULL && recon_dispatch(f->from, f->kind,
+		    f->body, f->len) == -1) {
+			pd_count(bad_body);
+			trace_add("recon", "a malformed frame (kind %u) from %s "
+			    "after waiting in the inbox", f->kind,
+			    f->from->name);
+		}
+		free(f->body);
+		free(f);
+		budget--;
+	}
+	inbox_arm();
+}
+
+int
+recon_recv(struct member *from, uint32_t kind, const uint8_t *body,
+    size_t len)
+{
+	if (kind == FRAME_RECON_RECS)
+		return recs_arrive(from, body, len);
+	if (TAILQ_EMPTY(&inbox))
+		return recon_dispatch(from, kind, body, len);
+	inbox_push(from, kind, body, len, NULL, NULL, 0);
+	return 0;
+}
+
 void
 recon_link_down(struct member *m)
 {
@@ -927,6 +1235,9 @@ recon_init(void)
 {
 	TAILQ_INIT(&sessions);
 	nsessions = 0;
+	TAILQ_INIT(&inbox);
+	inbox_bytes = inbox_frames = 0;
+	inbox_ev = evtimer_new(pd->base, inbox_cb, NULL);
 }
 
 void
@@ -934,4 +1245,9 @@ recon_free(void)
 {
 	while (!TAILQ_EMPTY(&sessions))
 		sess_end(TAILQ_FIRST(&sessions), "shutdown");
+	while (!TAILQ_EMPTY(&inbox))
+		inframe_free(TAILQ_FIRST(&inbox));
+	if (inbox_ev != NULL)
+		event_free(inbox_ev);
+	inbox_ev = NULL;
 }

@@ -420,6 +420,18 @@ replica_put_record(struct dcbor_buf *b, const uint8_t *id)
 }
 
 int
+replica_entry_stamp(const uint8_t *id, struct hlc_stamp *out)
+{
+	struct space_rec *r = space_get(sp, id);
+	const struct entry *e = r != NULL ? space_rec_entry(r) : NULL;
+
+	if (e == NULL)
+		return -1;
+	*out = e->stamp;
+	return 0;
+}
+
+int
 replica_generate(const struct identity *gen, uint64_t seq, uint64_t stamp_ms,
     uint64_t lease_ms, const char *type, const char *pad, uint8_t *id,
     char *err, size_t errlen)

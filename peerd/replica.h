@@ -47,6 +47,11 @@ void	replica_foreach_item(void (*cb)(void *arg, uint64_t h,
 	    const uint8_t *id), void *arg);
 /* Append the current wire record of id: its size, or 0 if not held. */
 size_t	replica_put_record(struct dcbor_buf *b, const uint8_t *id);
+/*
+ * The issue stamp of id's entry (the order of the FIFO index, with the
+ * id): -1 when id is absent or held without its entry.
+ */
+int	replica_entry_stamp(const uint8_t *id, struct hlc_stamp *out);
 
 struct identity;
 /*

@@ -14,8 +14,10 @@
  *   bit 2     frames: the replica starts with 24 bulk entries (so
  *             snapshots, item lists and records to send are not empty)
  * Nothing may crash, leak or grow without bound; every input starts from
- * an empty replica and no session.  With FUZZ_SEED_DIR=DIR the target
- * writes seeds made by the real encoders into DIR and exits:
+ * an empty replica, no session and an empty inbox (the records queued for
+ * later loop turns are applied by running the loop after the frames).
+ * With FUZZ_SEED_DIR=DIR the target writes seeds made by the real
+ * encoders into DIR and exits:
  *   FUZZ_SEED_DIR=tests/fuzz/seeds/fuzz_recon build/fuzz/fuzz_recon
  */
 #include <stdint.h>
@@ -203,6 +205,54 @@ gen_seeds(const char *dir)
 	}
 	fuzz_seed_write(dir, "frames_riblt", 2 | F_PRELOAD, &f);
 	fuzz_seed_write(dir, "frames_riblt_empty", 2, &f);
+	/*
+	 * A NEG frame, then RECS of 80 records (more than a slice: queued and
+	 * applied on later loop turns) and an END 1 queued behind them.
+	 */
+	dcbor_buf_reset(&f);
+	dcbor_buf_reset(&b);
+	dcbor_put_map(&b, 3);
+	dcbor_put_cstr(&b, "msg");
+	dcbor_put_raw(&b, msg.data, msg.len);
+	dcbor_put_cstr(&b, "sid");
+	dcbor_put_uint(&b, 5);
+	dcbor_put_cstr(&b, "want");
+	dcbor_put_bytes(&b, v, 0);
+	put_frame(&f, 0, &b);
+	{
+		struct dcbor_buf recs;
+		char err[128];
+		uint8_t id[ENTRY_ID_LEN];
+
+		dcbor_buf_init(&recs);
+		for (uint64_t i = 0; i < 80; i++)
+			if (replica_generate(&gen, 1000 + i, SEED_STAMP,
+			    100ull * 365 * 86400000, "task#v1", "pad", id, err,
+			    sizeof(err)) == -1 ||
+			    replica_put_record(&recs, id) == 0)
+				fatalx("fuzz_recon: seed records: %s", err);
+		dcbor_buf_reset(&b);
+		dcbor_put_map(&b, 2);
+		dcbor_put_cstr(&b, "sid");
+		dcbor_put_uint(&b, 5);
+		dcbor_put_cstr(&b, "recs");
+		dcbor_put_array(&b, 80);
+		dcbor_put_raw(&b, recs.data, recs.len);
+		put_frame(&f, 3, &b);
+		dcbor_buf_free(&recs);
+	}
+	dcbor_buf_reset(&b);
+	dcbor_put_map(&b, 4);
+	dcbor_put_cstr(&b, "all");
+	dcbor_put_bool(&b, false);
+	dcbor_put_cstr(&b, "sid");
+	dcbor_put_uint(&b, 5);
+	dcbor_put_cstr(&b, "step");
+	dcbor_put_uint(&b, 1);
+	dcbor_put_cstr(&b, "want");
+	dcbor_put_bytes(&b, v, 8);
+	put_frame(&f, 4, &b);
+	fuzz_seed_write(dir, "frames_recs_slices", 2, &f);
 	dcbor_buf_free(&b);
 	dcbor_buf_free(&f);
 	dcbor_buf_free(&msg);
@@ -299,6 +349,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (data[0] & F_PRELOAD)
 			preload();
 		frames(from, data + 1, size - 1);
+		/* Records queued for later turns: apply them as the loop would. */
+		for (int turn = 0; turn < 64; turn++)
+			event_base_loop(pd->base, EVLOOP_NONBLOCK);
 		if (replica_count() > pd->conf.max_entries)
 			abort();
 		/* Back to the starting state: no session carries over. */

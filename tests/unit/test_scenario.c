@@ -1,6 +1,6 @@
 /*
- * test_scenario.c: the scenario parser (orchestrator/scenario.c) and its
- * positioned JSON reader (orchestrator/jpos.c).
+ * test_scenario.c: the scenario parser (orchestrator/scenario.c, scstep.c,
+ * sc.c) and its positioned JSON reader (orchestrator/jpos.c).
  *
  * Each built-in scenario resolves to its golden file in tests/golden/
  * (paths are relative to the repository root, where make check runs);
@@ -208,10 +208,10 @@ START_TEST(test_substitution_types)
 	    "gossip-ms", 50));
 	st = json_array_get(json_object_get(res, "steps"), 0);
 	same(st, json_pack("{s:s, s:s, s:n, s:f, s:[i,i], "
-	    "s:i, s:f, s:s, s:i, s:i, s:b}", "action", "write", "name",
+	    "s:i, s:f, s:s, s:i, s:i, s:b, s:n}", "action", "write", "name",
 	    "write#0", "at_ms", "timeout_s", 60.0, "peer", 1, 0, "count", 2,
 	    "rate", 0.5, "type", "task#v1", "payload_bytes", 64, "lease_ms",
-	    3600000, "wait", 1));
+	    3600000, "wait", 1, "bulk_above"));
 	ck_assert_int_eq(json_array_size(json_object_get(res, "checks")), 0);
 	json_decref(res);
 }
@@ -331,7 +331,7 @@ START_TEST(test_err_unknown_key)
 
 	refused(t, NULL, 0, "t.json:6: steps[1].cuont: unknown key for a "
 	    "write step; expected one of action, name, at_ms, timeout_s, "
-	    "peer, count, rate, type, payload_bytes, lease_ms, wait");
+	    "peer, count, rate, type, payload_bytes, lease_ms, wait, bulk_above");
 	free(t);
 	refused("{\"name\": \"t\", \"descripton\": \"d\"}", NULL, 0,
 	    "t.json:1: descripton: unknown key; expected one of name, "
