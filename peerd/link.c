@@ -426,27 +426,65 @@ payload_lend(struct evbuffer *out, struct link_payload *pl)
 	return 0;
 }
 
+/* pl's file range into p. 0 or -1. */
+static int
+payload_pread(const struct link_payload *pl, uint8_t *p)
+{
+	size_t done = 0;
+
+	while (done < pl->len) {
+		ssize_t r = pread(pl->fd, p + done, pl->len - done,
+		    (off_t)(pl->off + done));
+
+		if (r == -1 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return -1;
+		done += (size_t)r;
+	}
+	return 0;
+}
+
 /* The payload's bytes appended to b (for a delayed frame). 0 or -1. */
 static int
 payload_copy(struct dcbor_buf *b, const struct link_payload *pl)
 {
 	uint8_t *p = dcbor_buf_reserve(b, pl->len);
-	size_t done = 0;
 
 	if (pl->mem != NULL)
 		memcpy(p, pl->mem, pl->len);
-	else
-		while (done < pl->len) {
-			ssize_t r = pread(pl->fd, p + done, pl->len - done,
-			    (off_t)(pl->off + done));
-
-			if (r == -1 && errno == EINTR)
-				continue;
-			if (r <= 0)
-				return -1;
-			done += (size_t)r;
-		}
+	else if (payload_pread(pl, p) == -1)
+		return -1;
 	b->len += pl->len;
+	return 0;
+}
+
+static void
+payload_pool_release(const void *p, size_t len, void *arg)
+{
+	(void)len;
+	rx_put((uint8_t *)(uintptr_t)p, (size_t)(uintptr_t)arg);
+}
+
+/*
+ * pl's file range read into a pooled frame buffer that pl then lends (the
+ * output buffer returns it to the pool once written): no sendfile through
+ * user-space TLS, but no second copy into the output buffer either, nor a
+ * fresh MiB to fault in per piece.  0 or -1.
+ */
+static int
+payload_read(struct link_payload *pl)
+{
+	size_t cap;
+	uint8_t *p = rx_get(pl->len, &cap);
+
+	if (payload_pread(pl, p) == -1) {
+		rx_put(p, cap);
+		return -1;
+	}
+	pl->mem = p;
+	pl->release = payload_pool_release;
+	pl->arg = (void *)(uintptr_t)cap;
 	return 0;
 }
 
@@ -533,17 +571,15 @@ link_send_to(struct link *l, uint32_t kind, const uint8_t *to,
 	total = sendbuf.len + plen;
 	/*
 	 * No sendfile through user-space TLS: the encryption needs the bytes,
-	 * so a file range is read into the frame (one copy) and goes as
-	 * memory.  (With kTLS the kernel could encrypt a sendfile, but
-	 * libevent's OpenSSL bufferevent has no path for it; docs/protocol.md.)
+	 * so a file range is read into memory (one copy) and goes as memory.
+	 * (With kTLS the kernel could encrypt a sendfile, but libevent's
+	 * OpenSSL bufferevent has no path for it; docs/protocol.md.)
 	 */
-	if (pl != NULL && pl->mem == NULL && !transport_raw()) {
-		if (payload_copy(&sendbuf, pl) == -1) {
-			log_warn("link #%llu: read payload",
-			    (unsigned long long)l->serial);
-			return -1;
-		}
-		pl = NULL;
+	if (pl != NULL && pl->mem == NULL && !transport_raw() &&
+	    payload_read(pl) == -1) {
+		log_warn("link #%llu: read payload",
+		    (unsigned long long)l->serial);
+		return -1;
 	}
 	if (delay_us > 0 || l->delay_until_us > clock_mono_us()) {
 		struct delayed *d;
@@ -967,9 +1003,12 @@ link_lowat(struct link *l, size_t rest)
  * The rest of a large frame, read straight from the socket into one
  * buffer: libevent 2.1's evbuffer reads at most 4 KiB a wakeup, which for
  * a 1 MiB piece meant 256 wakeups of three system calls each, then a copy
- * to make the frame contiguous.  The bufferevent's reading is off
- * meanwhile (its input buffer is empty: every byte it held went into the
- * frame), and is back on once the frame is dispatched.
+ * to make the frame contiguous.  On TLS transport_recv decrypts the
+ * records into the buffer (the OpenSSL bufferevent would read one record
+ * a wakeup into 4 KiB pieces of its input, and the frame would then be
+ * copied whole into a freshly allocated MiB).  The bufferevent's reading
+ * is off meanwhile (its input buffer is empty: every byte it held went
+ * into the frame), and is back on once the frame is dispatched.
  */
 static void
 link_rx_cb(evutil_socket_t fd, short ev, void *arg)
@@ -980,7 +1019,8 @@ link_rx_cb(evutil_socket_t fd, short ev, void *arg)
 	ssize_t n;
 
 	(void)ev;
-	n = recv(fd, l->rx + l->rx_got, l->need - l->rx_got, 0);
+	(void)fd;
+	n = transport_recv(l->bev, l->rx + l->rx_got, l->need - l->rx_got);
 	if (n == 0) {
 		event_del(l->rx_ev);
 		link_truncated(l);	/* EOF inside a frame, by construction */
@@ -1008,7 +1048,7 @@ link_rx_cb(evutil_socket_t fd, short ev, void *arg)
 	link_frame(l, buf, l->need);
 	rx_put(buf, cap);
 	if (l->state != LINK_DEAD)
-		bufferevent_enable(l->bev, EV_READ);
+		transport_resume(l->bev);
 }
 
 static void
@@ -1026,6 +1066,8 @@ link_rx_start(struct link *l, struct evbuffer *in, size_t avail)
 	bufferevent_disable(l->bev, EV_READ);
 	event_add(l->rx_ev, NULL);
 	link_lowat(l, l->need - l->rx_got);
+	if (transport_pending(l->bev))	/* no readiness will announce it */
+		event_active(l->rx_ev, EV_READ, 1);
 }
 
 static void
@@ -1061,7 +1103,7 @@ link_read_cb(struct bufferevent *bev, void *arg)
 		}
 		if (avail < l->need) {
 			/* Only a proven peer gets a buffer before its bytes. */
-			if (l->state == LINK_UP && transport_raw() &&
+			if (l->state == LINK_UP &&
 			    l->need - avail >= LINK_DIRECT_MIN)
 				link_rx_start(l, in, avail);
 			return;

@@ -8,13 +8,17 @@
  * tls.failures counters by OpenSSL's reason code: no TLS at all, another
  * version, the certificate, or a bad record once the channel is up.
  */
+#include <sys/socket.h>
+
 #include <errno.h>
+#include <limits.h>
 #include <string.h>
 #include <unistd.h>
 
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
 #include <event2/bufferevent_ssl.h>
+#include <event2/event.h>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 
@@ -180,6 +184,98 @@ transport_timeout(void)
 {
 	if (tls_ctx != NULL)
 		pd_count_tls(TIMEOUT);
+}
+
+/*
+ * Records are decrypted one per SSL_read (read-ahead is off, so OpenSSL
+ * never holds more than the record it is in): read them until len bytes
+ * or nothing more can be read now.
+ */
+ssize_t
+transport_recv(struct bufferevent *bev, void *buf, size_t len)
+{
+	SSL *ssl;
+	size_t got = 0;
+	int n;
+
+	if (tls_ctx == NULL)
+		return recv(bufferevent_getfd(bev), buf, len, 0);
+	if ((ssl = bufferevent_openssl_get_ssl(bev)) == NULL) {
+		errno = EBADF;
+		return -1;
+	}
+	while (got < len) {
+		size_t want = len - got;
+
+		ERR_clear_error();
+		n = SSL_read(ssl, (uint8_t *)buf + got, want > INT_MAX ?
+		    INT_MAX : (int)want);
+		if (n > 0) {
+			got += (size_t)n;
+			continue;
+		}
+		if (got > 0)
+			return (ssize_t)got;	/* the error again next call */
+		switch (SSL_get_error(ssl, n)) {
+		case SSL_ERROR_WANT_READ:
+		case SSL_ERROR_WANT_WRITE:
+			errno = EAGAIN;
+			return -1;
+		case SSL_ERROR_ZERO_RETURN:
+			return 0;
+		case SSL_ERROR_SYSCALL:
+			if (ERR_peek_error() == 0) {
+				/* a dirty shutdown: an ordinary end */
+				if (n == 0 || errno == 0)
+					return 0;
+				return -1;
+			}
+			/* FALLTHROUGH */
+		default:
+			pd_count_tls(RECORD);
+			log_debug("tls: %s", ERR_error_string(ERR_get_error(),
+			    NULL));
+			ERR_clear_error();
+			errno = EPROTO;
+			return -1;
+		}
+	}
+	return (ssize_t)got;
+}
+
+bool
+transport_pending(struct bufferevent *bev)
+{
+	SSL *ssl;
+
+	return tls_ctx != NULL &&
+	    (ssl = bufferevent_openssl_get_ssl(bev)) != NULL &&
+	    SSL_pending(ssl) > 0;
+}
+
+void
+transport_resume(struct bufferevent *bev)
+{
+	struct evbuffer *in = bufferevent_get_input(bev);
+	struct evbuffer_iovec v;
+	SSL *ssl;
+	int n;
+
+	bufferevent_enable(bev, EV_READ);
+	if (!transport_pending(bev))
+		return;
+	ssl = bufferevent_openssl_get_ssl(bev);
+	n = SSL_pending(ssl);
+	if (evbuffer_reserve_space(in, n, &v, 1) != 1)
+		return;
+	ERR_clear_error();
+	if ((n = SSL_read(ssl, v.iov_base, n)) <= 0) {
+		ERR_clear_error();
+		return;
+	}
+	v.iov_len = (size_t)n;
+	evbuffer_commit_space(in, &v, 1);
+	bufferevent_trigger(bev, EV_READ, BEV_TRIG_DEFER_CALLBACKS);
 }
 
 void
