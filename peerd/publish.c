@@ -19,6 +19,7 @@
 
 #include "content.h"
 #include "dcbor.h"
+#include "fileio.h"
 #include "log.h"
 #include "manifest.h"
 #include "peerd.h"
@@ -52,38 +53,6 @@ gen_fill(uint64_t *st, uint8_t *buf, size_t n)
 	}
 }
 
-static int
-read_full(int fd, uint8_t *p, size_t n)
-{
-	while (n > 0) {
-		ssize_t r = read(fd, p, n);
-
-		if (r == -1 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return -1;
-		p += r;
-		n -= (size_t)r;
-	}
-	return 0;
-}
-
-static int
-write_full(int fd, const uint8_t *p, size_t n)
-{
-	while (n > 0) {
-		ssize_t w = write(fd, p, n);
-
-		if (w == -1 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -1;
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 /*
  * Write the blob to a staging file piece by piece, hashing each piece and
  * the whole.  From the file at src (fd >= 0) or generated from seed.
@@ -110,7 +79,7 @@ publish_stage(const char *stage, int src, uint64_t seed, struct manifest *m,
 		uint32_t len = manifest_piece_len(m, i);
 
 		if (src >= 0) {
-			if (read_full(src, buf, len) == -1) {
+			if (fileio_read_all(src, buf, len) == -1) {
 				snprintf(err, errlen, "read: %s", errno ?
 				    strerror(errno) : "short file");
 				goto out;
@@ -119,7 +88,7 @@ publish_stage(const char *stage, int src, uint64_t seed, struct manifest *m,
 			gen_fill(&seed, buf, len);
 		manifest_sha256(buf, len, manifest_hash(m, i));
 		if (EVP_DigestUpdate(ctx, buf, len) != 1 ||
-		    write_full(fd, buf, len) == -1) {
+		    fileio_write_all(fd, buf, len) == -1) {
 			snprintf(err, errlen, "write %.160s: %s", stage,
 			    strerror(errno));
 			goto out;
