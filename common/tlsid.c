@@ -161,6 +161,11 @@ tlsid_ctx_new(const struct identity *ident)
 	 */
 	SSL_CTX_set_mode(ctx, SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
 	SSL_CTX_clear_mode(ctx, SSL_MODE_ENABLE_PARTIAL_WRITE);
+	/*
+	 * Room for several records a read when read-ahead is on (peerd turns
+	 * it on only while it reads a large frame itself, transport.c).
+	 */
+	SSL_CTX_set_default_read_buffer_len(ctx, TLSID_READ_BUF);
 	return ctx;
 }
 

@@ -1036,7 +1036,7 @@ link_rx_cb(evutil_socket_t fd, short ev, void *arg)
 		return;
 	l->rx_got += (size_t)n;
 	if (l->rx_got < l->need) {
-		link_lowat(l, l->need - l->rx_got);
+		link_lowat(l, transport_lowat(l->need - l->rx_got));
 		return;
 	}
 	event_del(l->rx_ev);
@@ -1065,7 +1065,7 @@ link_rx_start(struct link *l, struct evbuffer *in, size_t avail)
 	l->rx_got = (size_t)evbuffer_remove(in, l->rx, avail);
 	bufferevent_disable(l->bev, EV_READ);
 	event_add(l->rx_ev, NULL);
-	link_lowat(l, l->need - l->rx_got);
+	link_lowat(l, transport_lowat(l->need - l->rx_got));
 	if (transport_pending(l->bev))	/* no readiness will announce it */
 		event_active(l->rx_ev, EV_READ, 1);
 }

@@ -28,6 +28,8 @@
 #include "tlsid.h"
 #include "transport.h"
 
+#define TRANSPORT_RECORD_MAX	16384	/* a TLS record's plaintext at most */
+
 static SSL_CTX	*tls_ctx;	/* NULL: TCP */
 
 int
@@ -187,9 +189,12 @@ transport_timeout(void)
 }
 
 /*
- * Records are decrypted one per SSL_read (read-ahead is off, so OpenSSL
- * never holds more than the record it is in): read them until len bytes
- * or nothing more can be read now.
+ * With read-ahead on, OpenSSL reads as much as its read buffer holds
+ * (TLSID_READ_BUF: several records a system call instead of two calls a
+ * record) and SSL_read decrypts one record a call: read them until len
+ * bytes or nothing more can be read now.  transport_resume turns
+ * read-ahead off again before the bufferevent reads (it would not see
+ * whole records read ahead).
  */
 ssize_t
 transport_recv(struct bufferevent *bev, void *buf, size_t len)
@@ -204,6 +209,7 @@ transport_recv(struct bufferevent *bev, void *buf, size_t len)
 		errno = EBADF;
 		return -1;
 	}
+	SSL_set_read_ahead(ssl, 1);
 	while (got < len) {
 		size_t want = len - got;
 
@@ -231,6 +237,14 @@ transport_recv(struct bufferevent *bev, void *buf, size_t len)
 				return -1;
 			}
 			/* FALLTHROUGH */
+		case SSL_ERROR_SSL:
+			/* OpenSSL 3's name for the same dirty shutdown */
+			if (ERR_GET_REASON(ERR_peek_error()) ==
+			    SSL_R_UNEXPECTED_EOF_WHILE_READING) {
+				ERR_clear_error();
+				return 0;
+			}
+			/* FALLTHROUGH */
 		default:
 			pd_count_tls(RECORD);
 			log_debug("tls: %s", ERR_error_string(ERR_get_error(),
@@ -243,6 +257,14 @@ transport_recv(struct bufferevent *bev, void *buf, size_t len)
 	return (ssize_t)got;
 }
 
+size_t
+transport_lowat(size_t rest)
+{
+	if (tls_ctx == NULL)
+		return rest;
+	return rest > TLSID_RECORD_RAW ? rest - TLSID_RECORD_RAW : 0;
+}
+
 bool
 transport_pending(struct bufferevent *bev)
 {
@@ -250,32 +272,43 @@ transport_pending(struct bufferevent *bev)
 
 	return tls_ctx != NULL &&
 	    (ssl = bufferevent_openssl_get_ssl(bev)) != NULL &&
-	    SSL_pending(ssl) > 0;
+	    SSL_has_pending(ssl);
 }
 
+/*
+ * Read-ahead off first: then each SSL_read takes one record from what
+ * OpenSSL holds and reads the socket only to complete the last one, so
+ * the loop ends with OpenSSL holding at most part of a record, whose rest
+ * the socket's readiness announces.
+ */
 void
 transport_resume(struct bufferevent *bev)
 {
 	struct evbuffer *in = bufferevent_get_input(bev);
 	struct evbuffer_iovec v;
+	bool moved = false;
 	SSL *ssl;
 	int n;
 
 	bufferevent_enable(bev, EV_READ);
-	if (!transport_pending(bev))
+	if (tls_ctx == NULL || (ssl = bufferevent_openssl_get_ssl(bev)) == NULL)
 		return;
-	ssl = bufferevent_openssl_get_ssl(bev);
-	n = SSL_pending(ssl);
-	if (evbuffer_reserve_space(in, n, &v, 1) != 1)
-		return;
-	ERR_clear_error();
-	if ((n = SSL_read(ssl, v.iov_base, n)) <= 0) {
+	SSL_set_read_ahead(ssl, 0);
+	while (SSL_has_pending(ssl)) {
+		if (evbuffer_reserve_space(in, TRANSPORT_RECORD_MAX, &v, 1) != 1)
+			break;
 		ERR_clear_error();
-		return;
+		if ((n = SSL_read(ssl, v.iov_base, (int)v.iov_len)) <= 0) {
+			/* a partial record, or an error the bufferevent meets */
+			ERR_clear_error();
+			break;
+		}
+		v.iov_len = (size_t)n;
+		evbuffer_commit_space(in, &v, 1);
+		moved = true;
 	}
-	v.iov_len = (size_t)n;
-	evbuffer_commit_space(in, &v, 1);
-	bufferevent_trigger(bev, EV_READ, BEV_TRIG_DEFER_CALLBACKS);
+	if (moved)
+		bufferevent_trigger(bev, EV_READ, BEV_TRIG_DEFER_CALLBACKS);
 }
 
 void
