@@ -257,12 +257,18 @@ transport_recv(struct bufferevent *bev, void *buf, size_t len)
 	return (ssize_t)got;
 }
 
+/*
+ * None on TLS: waking once 256 KiB have come would leave the receiver idle
+ * while they arrive and then decrypt them in one burst after the last
+ * byte, where a wakeup per segment decrypts each record as it lands,
+ * beside the sender's encryption on the other core (probe runs: the
+ * swarm's tls MiB/s fell with the mark and rose without it; BENCHMARKS.md).
+ * Read-ahead still takes every record that has arrived in a few reads.
+ */
 size_t
 transport_lowat(size_t rest)
 {
-	if (tls_ctx == NULL)
-		return rest;
-	return rest > TLSID_RECORD_RAW ? rest - TLSID_RECORD_RAW : 0;
+	return tls_ctx == NULL ? rest : 0;
 }
 
 bool

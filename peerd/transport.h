@@ -68,9 +68,7 @@ ssize_t	 transport_recv(struct bufferevent *bev, void *buf, size_t len);
 bool	 transport_pending(struct bufferevent *bev);
 /*
  * The socket low-water mark (SO_RCVLOWAT) for rest bytes of a frame still
- * to come: on TCP rest; on TLS rest less one record's worth, since
- * OpenSSL may already hold part of the last record, so fewer bytes than
- * rest may be left to arrive.
+ * to come: on TCP rest; on TLS none (0).
  */
 size_t	 transport_lowat(size_t rest);
 /*

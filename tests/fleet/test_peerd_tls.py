@@ -371,9 +371,7 @@ def test_bad_record_inside_a_large_frame():
         good = make_cert(d, "good", ["-newkey", "ed25519"])
         p = f.add().start()
         # A 1 MiB frame's first KiB inside TLS, then records TLS did not
-        # make, raw on the socket: the direct read meets them.  (It wakes
-        # once 256 KiB have come, as on TCP: a peer that stops inside a
-        # frame is closed by the silence window.)
+        # make, raw on the socket: the direct read meets them.
         s = up_link(p, good)
         s.sendall(struct.pack(">I", 1 << 20) + os.urandom(1024))
         time.sleep(0.2)     # the length and the KiB are read on their own
