@@ -37,6 +37,10 @@ int	 tlsid_cert_key(X509 *cert, uint8_t pub[IDENTITY_PUB_LEN]);
  * handshake and so presents a certificate).  NULL on failure.
  */
 SSL_CTX	*tlsid_ctx_new(const struct identity *ident);
+/* A TLS record on the wire at most: 16 KiB and its header, tag, padding. */
+#define TLSID_RECORD_RAW	(16384 + 256)
+/* Each channel's read buffer: four full records. */
+#define TLSID_READ_BUF		(4 * TLSID_RECORD_RAW)
 /*
  * After a completed handshake: the peer's key and id (SHA-256 of the key).
  * 0, or -1 if the peer presented no acceptable certificate.

@@ -26,6 +26,7 @@
 #include "recon.h"
 #include "replica.h"
 #include "space.h"
+#include "publish.h"
 #include "swarm.h"
 #include "template.h"
 #include "trace.h"
@@ -882,7 +883,7 @@ static void
 cmd_publish(struct ctl_req *req, struct ctl_client *c, json_t *args)
 {
 	json_t *jsize = json_object_get(args, "size");
-	struct swarm_publish_req r = {
+	struct publish_req r = {
 		.path = cmd_str(args, "path", NULL),
 		.have_size = jsize != NULL,
 		.size = jsize != NULL ? json_integer_value(jsize) : 0,
@@ -895,7 +896,7 @@ cmd_publish(struct ctl_req *req, struct ctl_client *c, json_t *args)
 	enum swarm_err err;
 
 	(void)c;
-	err = swarm_publish(&r, &result, msg, sizeof(msg));
+	err = publish_blob(&r, &result, msg, sizeof(msg));
 	swarm_answer(req, err, msg, result);
 }
 

@@ -368,27 +368,65 @@ payload_lend(struct evbuffer *out, struct link_payload *pl)
 	return 0;
 }
 
+/* pl's file range into p. 0 or -1. */
+static int
+payload_pread(const struct link_payload *pl, uint8_t *p)
+{
+	size_t done = 0;
+
+	while (done < pl->len) {
+		ssize_t r = pread(pl->fd, p + done, pl->len - done,
+		    (off_t)(pl->off + done));
+
+		if (r == -1 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return -1;
+		done += (size_t)r;
+	}
+	return 0;
+}
+
 /* The payload's bytes appended to b (for a delayed frame). 0 or -1. */
 static int
 payload_copy(struct dcbor_buf *b, const struct link_payload *pl)
 {
 	uint8_t *p = dcbor_buf_reserve(b, pl->len);
-	size_t done = 0;
 
 	if (pl->mem != NULL)
 		memcpy(p, pl->mem, pl->len);
-	else
-		while (done < pl->len) {
-			ssize_t r = pread(pl->fd, p + done, pl->len - done,
-			    (off_t)(pl->off + done));
-
-			if (r == -1 && errno == EINTR)
-				continue;
-			if (r <= 0)
-				return -1;
-			done += (size_t)r;
-		}
+	else if (payload_pread(pl, p) == -1)
+		return -1;
 	b->len += pl->len;
+	return 0;
+}
+
+static void
+payload_pool_release(const void *p, size_t len, void *arg)
+{
+	(void)len;
+	rx_put((uint8_t *)(uintptr_t)p, (size_t)(uintptr_t)arg);
+}
+
+/*
+ * pl's file range read into a pooled frame buffer that pl then lends (the
+ * output buffer returns it to the pool once written): no sendfile through
+ * user-space TLS, but no second copy into the output buffer either, nor a
+ * fresh MiB to fault in per piece.  0 or -1.
+ */
+static int
+payload_read(struct link_payload *pl)
+{
+	size_t cap;
+	uint8_t *p = rx_get(pl->len, &cap);
+
+	if (payload_pread(pl, p) == -1) {
+		rx_put(p, cap);
+		return -1;
+	}
+	pl->mem = p;
+	pl->release = payload_pool_release;
+	pl->arg = (void *)(uintptr_t)cap;
 	return 0;
 }
 
@@ -475,17 +513,15 @@ link_send_to(struct link *l, uint32_t kind, const uint8_t *to,
 	total = sendbuf.len + plen;
 	/*
 	 * No sendfile through user-space TLS: the encryption needs the bytes,
-	 * so a file range is read into the frame (one copy) and goes as
-	 * memory.  (With kTLS the kernel could encrypt a sendfile, but
-	 * libevent's OpenSSL bufferevent has no path for it; docs/protocol.md.)
+	 * so a file range is read into memory (one copy) and goes as memory.
+	 * (With kTLS the kernel could encrypt a sendfile, but libevent's
+	 * OpenSSL bufferevent has no path for it; docs/protocol.md.)
 	 */
-	if (pl != NULL && pl->mem == NULL && !transport_raw()) {
-		if (payload_copy(&sendbuf, pl) == -1) {
-			log_warn("link #%llu: read payload",
-			    (unsigned long long)l->serial);
-			return -1;
-		}
-		pl = NULL;
+	if (pl != NULL && pl->mem == NULL && !transport_raw() &&
+	    payload_read(pl) == -1) {
+		log_warn("link #%llu: read payload",
+		    (unsigned long long)l->serial);
+		return -1;
 	}
 	if (delay_us > 0 || l->delay_until_us > clock_mono_us()) {
 		struct delayed *d;

@@ -50,7 +50,7 @@ static struct rxbuf {
 } rx_pool[LINK_RX_POOL];
 static size_t	 rx_npool;
 
-static uint8_t *
+uint8_t *
 rx_get(size_t need, size_t *cap)
 {
 	uint8_t *p;
@@ -183,9 +183,12 @@ rx_lowat(struct link *l, size_t rest)
  * The rest of a large frame, read straight from the socket into one
  * buffer: libevent 2.1's evbuffer reads at most 4 KiB a wakeup, which for
  * a 1 MiB piece meant 256 wakeups of three system calls each, then a copy
- * to make the frame contiguous.  The bufferevent's reading is off
- * meanwhile (its input buffer is empty: every byte it held went into the
- * frame), and is back on once the frame is dispatched.
+ * to make the frame contiguous.  On TLS transport_recv decrypts the
+ * records into the buffer (the OpenSSL bufferevent would read one record
+ * a wakeup into 4 KiB pieces of its input, and the frame would then be
+ * copied whole into a freshly allocated MiB).  The bufferevent's reading
+ * is off meanwhile (its input buffer is empty: every byte it held went
+ * into the frame), and is back on once the frame is dispatched.
  */
 static void
 rx_cb(evutil_socket_t fd, short ev, void *arg)
@@ -196,7 +199,8 @@ rx_cb(evutil_socket_t fd, short ev, void *arg)
 	ssize_t n;
 
 	(void)ev;
-	n = recv(fd, l->rx + l->rx_got, l->need - l->rx_got, 0);
+	(void)fd;
+	n = transport_recv(l->bev, l->rx + l->rx_got, l->need - l->rx_got);
 	if (n == 0) {
 		event_del(l->rx_ev);
 		rx_truncated(l);	/* EOF inside a frame, by construction */
@@ -212,7 +216,7 @@ rx_cb(evutil_socket_t fd, short ev, void *arg)
 		return;
 	l->rx_got += (size_t)n;
 	if (l->rx_got < l->need) {
-		rx_lowat(l, l->need - l->rx_got);
+		rx_lowat(l, transport_lowat(l->need - l->rx_got));
 		return;
 	}
 	event_del(l->rx_ev);
@@ -224,7 +228,7 @@ rx_cb(evutil_socket_t fd, short ev, void *arg)
 	rx_frame(l, buf, l->need);
 	rx_put(buf, cap);
 	if (l->state != LINK_DEAD)
-		bufferevent_enable(l->bev, EV_READ);
+		transport_resume(l->bev);
 }
 
 static void
@@ -241,7 +245,9 @@ rx_start(struct link *l, struct evbuffer *in, size_t avail)
 	l->rx_got = (size_t)evbuffer_remove(in, l->rx, avail);
 	bufferevent_disable(l->bev, EV_READ);
 	event_add(l->rx_ev, NULL);
-	rx_lowat(l, l->need - l->rx_got);
+	rx_lowat(l, transport_lowat(l->need - l->rx_got));
+	if (transport_pending(l->bev))	/* no readiness will announce it */
+		event_active(l->rx_ev, EV_READ, 1);
 }
 
 /* The largest frame l may send us now: --max-frame once it is UP. */
@@ -288,7 +294,7 @@ rx_read_cb(struct bufferevent *bev, void *arg)
 		}
 		if (avail < l->need) {
 			/* Only a proven peer gets a buffer before its bytes. */
-			if (l->state == LINK_UP && transport_raw() &&
+			if (l->state == LINK_UP &&
 			    l->need - avail >= LINK_DIRECT_MIN)
 				rx_start(l, in, avail);
 			return;

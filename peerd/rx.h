@@ -15,6 +15,8 @@ struct link;
 void		 rx_read_cb(struct bufferevent *bev, void *arg);
 /* The stream ended inside a frame: count it and close l. */
 void		 rx_truncated(struct link *l);
+/* A frame buffer of at least need bytes from the pool; *cap its size. */
+uint8_t		*rx_get(size_t need, size_t *cap);
 /* Return a frame buffer to the pool (p may be NULL). */
 void		 rx_put(uint8_t *p, size_t cap);
 

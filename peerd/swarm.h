@@ -76,14 +76,6 @@ enum swarm_err {
 typedef void	(*swarm_done_fn)(void *arg, enum swarm_err err,
 		    const char *msg, json_t *result);
 
-struct swarm_publish_req {
-	const char	*path;		/* a file, or NULL: generated content */
-	bool		 have_size;	/* generated: size bytes from seed */
-	int64_t		 size;
-	uint64_t	 seed;
-	int64_t		 piece_kib;
-};
-
 struct swarm_fetch_req {
 	const char	*cid;		/* 64 lower-case hex digits */
 	bool		 wait;		/* answer when complete, not at the
@@ -92,9 +84,6 @@ struct swarm_fetch_req {
 	const char	*order;		/* "rarest" or "random" */
 };
 
-/* Publish a file or generated content: *result the blob, or msg. */
-enum swarm_err	 swarm_publish(const struct swarm_publish_req *r,
-		    json_t **result, char *msg, size_t msglen);
 /*
  * Fetch a blob: done is called when the manifest is known (with wait,
  * when the blob is complete), or with SWARM_ENOTFOUND if no linked peer
@@ -107,5 +96,18 @@ enum swarm_err	 swarm_content(const char *hex, bool want_sha,
 		    json_t **result, char *msg, size_t msglen);
 /* The test-only fault (-1 leaves a flag as it is); the flags now. */
 json_t		*swarm_fault(int corrupt, int shorten);
+
+/* Between the swarm's own files (content.h's structs), not for others. */
+struct content;
+struct source;
+/* Ask s for piece i of c: true if sent (and counted in flight). */
+bool		 swarm_want(struct content *c, struct source *s, uint32_t i,
+		    uint64_t now);
+/* Our whole bitfield to every linked peer; reply asks for theirs. */
+void		 swarm_announce(struct content *c, bool reply);
+/* Fail a request: the message into msg, and the error back. */
+enum swarm_err	 swarm_fail(char *msg, size_t msglen, enum swarm_err e,
+		    const char *fmt, ...)
+		    __attribute__((format(printf, 4, 5)));
 
 #endif

@@ -8,13 +8,17 @@
  * tls.failures counters by OpenSSL's reason code: no TLS at all, another
  * version, the certificate, or a bad record once the channel is up.
  */
+#include <sys/socket.h>
+
 #include <errno.h>
+#include <limits.h>
 #include <string.h>
 #include <unistd.h>
 
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
 #include <event2/bufferevent_ssl.h>
+#include <event2/event.h>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 
@@ -23,6 +27,8 @@
 #include "stats.h"
 #include "tlsid.h"
 #include "transport.h"
+
+#define TRANSPORT_RECORD_MAX	16384	/* a TLS record's plaintext at most */
 
 static SSL_CTX	*tls_ctx;	/* NULL: TCP */
 
@@ -180,6 +186,135 @@ transport_timeout(void)
 {
 	if (tls_ctx != NULL)
 		pd_count_tls(TIMEOUT);
+}
+
+/*
+ * With read-ahead on, OpenSSL reads as much as its read buffer holds
+ * (TLSID_READ_BUF: several records a system call instead of two calls a
+ * record) and SSL_read decrypts one record a call: read them until len
+ * bytes or nothing more can be read now.  transport_resume turns
+ * read-ahead off again before the bufferevent reads (it would not see
+ * whole records read ahead).
+ */
+ssize_t
+transport_recv(struct bufferevent *bev, void *buf, size_t len)
+{
+	SSL *ssl;
+	size_t got = 0;
+	int n;
+
+	if (tls_ctx == NULL)
+		return recv(bufferevent_getfd(bev), buf, len, 0);
+	if ((ssl = bufferevent_openssl_get_ssl(bev)) == NULL) {
+		errno = EBADF;
+		return -1;
+	}
+	SSL_set_read_ahead(ssl, 1);
+	while (got < len) {
+		size_t want = len - got;
+
+		ERR_clear_error();
+		n = SSL_read(ssl, (uint8_t *)buf + got, want > INT_MAX ?
+		    INT_MAX : (int)want);
+		if (n > 0) {
+			got += (size_t)n;
+			continue;
+		}
+		if (got > 0)
+			return (ssize_t)got;	/* the error again next call */
+		switch (SSL_get_error(ssl, n)) {
+		case SSL_ERROR_WANT_READ:
+		case SSL_ERROR_WANT_WRITE:
+			errno = EAGAIN;
+			return -1;
+		case SSL_ERROR_ZERO_RETURN:
+			return 0;
+		case SSL_ERROR_SYSCALL:
+			if (ERR_peek_error() == 0) {
+				/* a dirty shutdown: an ordinary end */
+				if (n == 0 || errno == 0)
+					return 0;
+				return -1;
+			}
+			/* FALLTHROUGH */
+		case SSL_ERROR_SSL:
+			/* OpenSSL 3's name for the same dirty shutdown */
+			if (ERR_GET_REASON(ERR_peek_error()) ==
+			    SSL_R_UNEXPECTED_EOF_WHILE_READING) {
+				ERR_clear_error();
+				return 0;
+			}
+			/* FALLTHROUGH */
+		default:
+			pd_count_tls(RECORD);
+			log_debug("tls: %s", ERR_error_string(ERR_get_error(),
+			    NULL));
+			ERR_clear_error();
+			errno = EPROTO;
+			return -1;
+		}
+	}
+	return (ssize_t)got;
+}
+
+/*
+ * None on TLS: waking once 256 KiB have come would leave the receiver idle
+ * while they arrive and then decrypt them in one burst after the last
+ * byte, where a wakeup per segment decrypts each record as it lands,
+ * beside the sender's encryption on the other core (probe runs: the
+ * swarm's tls MiB/s fell with the mark and rose without it; BENCHMARKS.md).
+ * Read-ahead still takes every record that has arrived in a few reads.
+ */
+size_t
+transport_lowat(size_t rest)
+{
+	return tls_ctx == NULL ? rest : 0;
+}
+
+bool
+transport_pending(struct bufferevent *bev)
+{
+	SSL *ssl;
+
+	return tls_ctx != NULL &&
+	    (ssl = bufferevent_openssl_get_ssl(bev)) != NULL &&
+	    SSL_has_pending(ssl);
+}
+
+/*
+ * Read-ahead off first: then each SSL_read takes one record from what
+ * OpenSSL holds and reads the socket only to complete the last one, so
+ * the loop ends with OpenSSL holding at most part of a record, whose rest
+ * the socket's readiness announces.
+ */
+void
+transport_resume(struct bufferevent *bev)
+{
+	struct evbuffer *in = bufferevent_get_input(bev);
+	struct evbuffer_iovec v;
+	bool moved = false;
+	SSL *ssl;
+	int n;
+
+	bufferevent_enable(bev, EV_READ);
+	if (tls_ctx == NULL || (ssl = bufferevent_openssl_get_ssl(bev)) == NULL)
+		return;
+	SSL_set_read_ahead(ssl, 0);
+	while (SSL_has_pending(ssl)) {
+		if (evbuffer_reserve_space(in, TRANSPORT_RECORD_MAX, &v, 1) != 1)
+			break;
+		ERR_clear_error();
+		if ((n = SSL_read(ssl, v.iov_base, (int)v.iov_len)) <= 0) {
+			/* a partial record, or an error the bufferevent meets */
+			ERR_clear_error();
+			break;
+		}
+		v.iov_len = (size_t)n;
+		evbuffer_commit_space(in, &v, 1);
+		moved = true;
+	}
+	if (moved)
+		bufferevent_trigger(bev, EV_READ, BEV_TRIG_DEFER_CALLBACKS);
 }
 
 void

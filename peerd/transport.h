@@ -7,11 +7,14 @@
  * the key), the certificate's Ed25519 key on TLS (common/tlsid.c).  On TLS
  * "connected" means the handshake completed, for the acceptor too, so an
  * accepted TLS link starts CONNECTING like a dialed one.  link.c reads the
- * socket directly only when transport_raw() says its bytes are the
- * frames' own (TCP): on TLS they are records.
+ * rest of a large frame past the bufferevent, straight into the frame's
+ * buffer, with transport_recv: on TCP from the socket, on TLS through
+ * SSL_read, which decrypts the records into it.
  */
 #ifndef TRANSPORT_H
 #define TRANSPORT_H
+
+#include <sys/types.h>
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -51,6 +54,30 @@ int	 transport_peer(struct bufferevent *bev, uint8_t pub[IDENTITY_PUB_LEN],
 const char *transport_failure(struct bufferevent *bev, bool handshaken);
 /* A TLS handshake that never completed was dropped (counted). */
 void	 transport_timeout(void);
+/*
+ * Read up to len bytes of bev's stream into buf past the bufferevent
+ * (whose reading is off meanwhile), as recv(2) does: the count, 0 at the
+ * end of the stream, -1 with EAGAIN when nothing can be read now, or -1
+ * with errno (EPROTO: a bad TLS record, counted).
+ */
+ssize_t	 transport_recv(struct bufferevent *bev, void *buf, size_t len);
+/*
+ * True if the transport holds plaintext that the socket's readiness will
+ * not announce (TLS: the rest of a record already decrypted).
+ */
+bool	 transport_pending(struct bufferevent *bev);
+/*
+ * The socket low-water mark (SO_RCVLOWAT) for rest bytes of a frame still
+ * to come: on TCP rest; on TLS none (0).
+ */
+size_t	 transport_lowat(size_t rest);
+/*
+ * Turn bev's reading back on after transport_recv; plaintext the TLS layer
+ * still holds goes into its input buffer and the read callback is run for
+ * it from the loop (deferred), since the socket may never be readable
+ * for it.
+ */
+void	 transport_resume(struct bufferevent *bev);
 /*
  * Write what bev has queued straight to the socket, now (shutdown, from
  * outside any callback); best effort.

@@ -8,7 +8,9 @@ signature.  Then each bad input closes its connection, is counted by reason
 port; TLS 1.2 offered; a certificate whose key is not Ed25519, or none; a
 hello whose "from" is not the certificate's key; a handshake that never
 completes (dropped by the handshake timeout, its link slot freed); garbage
-after the handshake, inside TLS and as raw bytes on the socket.  Client
+after the handshake, inside TLS and as raw bytes on the socket; and, on an
+UP link, a bad record or the end of the stream inside a large frame, which
+peerd reads past the bufferevent straight into the frame's buffer.  Client
 certificates are made with the openssl command line."""
 import hashlib
 import json
@@ -21,6 +23,7 @@ import tempfile
 import time
 
 from fleet import BUILD, Fleet, cbor, forged_frame, run, wait_until
+from wire import decode
 
 TLS = ["--binding", "tls"]
 FAST = ["--gossip-ms", "200", "--tick-ms", "50", "--ping-timeout-ms", "300",
@@ -341,8 +344,64 @@ def test_orchestrated_scenarios_on_tls():
                 assert rep["measures"]["swarm.verified"]["value"] == 2
 
 
+def up_link(p, cert):
+    """A TLS socket to p whose link p holds UP: p's hello, ours, p's proof,
+    ours (bare frames from the certificate's key)."""
+    s, first = handshake(p, cert)
+    theirs = decode(first)[0]["env"]
+    me = hashlib.sha256(raw_pub(cert[1])).digest()
+    nonce = os.urandom(16)
+    body = {"addr": "127.0.0.1:1", "echo": b"", "name": "x", "nonce": nonce}
+
+    def hello(echo, ms):
+        env = {"to": b"", "ver": 1, "from": me, "kind": 1, "group": "fleet",
+               "stamp": [ms, 0, 1], "body": dict(body, echo=echo)}
+        fr = cbor({"env": env})
+        s.sendall(struct.pack(">I", len(fr)) + fr)
+    now = int(time.time() * 1000)
+    hello(b"", now)
+    proof = decode(read_frame(s))[0]["env"]
+    assert proof["body"]["echo"] == nonce, proof
+    hello(theirs["body"]["nonce"], now + 1)
+    return s
+
+
+def test_bad_record_inside_a_large_frame():
+    with tempfile.TemporaryDirectory() as d, Fleet(extra=TLS) as f:
+        good = make_cert(d, "good", ["-newkey", "ed25519"])
+        p = f.add().start()
+        # A 1 MiB frame's first KiB inside TLS, then records TLS did not
+        # make, raw on the socket: the direct read meets them.
+        s = up_link(p, good)
+        s.sendall(struct.pack(">I", 1 << 20) + os.urandom(1024))
+        time.sleep(0.2)     # the length and the KiB are read on their own
+        junk = b"".join(b"\x17\x03\x03\x40\x00" + os.urandom(16384)
+                        for _ in range(20))
+        try:
+            s.setblocking(True)
+            os.write(s.fileno(), junk)
+        except OSError:
+            pass            # closed while we wrote: what we wait for
+        assert wait_closed(s)
+        s.close()
+        wait_until(lambda: tls_fail(p)["record"] == 1, 10, "record")
+        alive(p)
+        # The end of the stream inside a large frame: counted truncated.
+        # (A FIN, not a close: with p's frames unread, close sends a RST.)
+        s = up_link(p, good)
+        s.sendall(struct.pack(">I", 1 << 20) + os.urandom(200 << 10))
+        time.sleep(0.2)
+        socket.socket.shutdown(s, socket.SHUT_WR)
+        assert wait_closed(s)
+        s.close()
+        wait_until(lambda: p.metrics()["counters"]["frames.truncated"] == 1,
+                   10, "truncated")
+        assert tls_fail(p)["record"] == 1, tls_fail(p)
+        alive(p)
+
+
 if __name__ == "__main__":
     run([test_tls_fleet, test_orchestrated_scenarios_on_tls, test_frames_are_bare_and_plaintext_refused,
          test_tls12_and_bad_certs_refused, test_hello_from_another_id,
          test_stalled_handshakes_time_out_and_free_slots,
-         test_garbage_after_handshake])
+         test_garbage_after_handshake, test_bad_record_inside_a_large_frame])
