@@ -22,6 +22,7 @@
 #include "peerd.h"
 #include "recon.h"
 #include "replica.h"
+#include "take.h"
 #include "trace.h"
 #include "xmalloc.h"
 
@@ -960,7 +961,7 @@ gossip_recv(struct member *from, uint32_t kind, const uint8_t *body,
 	case FRAME_PRUNE:
 		return recv_prune(from, body, len);
 	case FRAME_CLAIM_ACK:
-		return replica_recv_ack(from, body, len);
+		return take_recv_ack(from, body, len);
 	case FRAME_RECON_NEG:
 	case FRAME_RECON_SYMS:
 	case FRAME_RECON_ACK:

@@ -54,6 +54,7 @@
 #include "replica.h"
 #include "space.h"
 #include "stats.h"
+#include "take.h"
 #include "template.h"
 #include "trace.h"
 #include "view.h"
@@ -445,7 +446,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (data[-1] & F_CLAIM_ACK) {
 		pd->conf.take_mode = TAKE_QUORUM;
 		if (data[-1] & F_PRELOAD)
-			replica_take(template_new("task#v1"), 0, fz_take_done,
+			take_start(template_new("task#v1"), 0, fz_take_done,
 			    NULL);
 		rc = gossip_recv(from, FRAME_CLAIM_ACK, data, size);
 		pd->conf.take_mode = TAKE_LEASE;
