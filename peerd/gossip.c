@@ -962,6 +962,8 @@ gossip_recv(struct member *from, uint32_t kind, const uint8_t *body,
 		return recv_prune(from, body, len);
 	case FRAME_CLAIM_ACK:
 		return take_recv_ack(from, body, len);
+	case FRAME_CLAIM_ACK_RELAY:
+		return take_recv_relay(from, body, len);
 	case FRAME_RECON_NEG:
 	case FRAME_RECON_SYMS:
 	case FRAME_RECON_ACK:
@@ -1057,6 +1059,7 @@ gossip_init(void)
 	link_register(FRAME_GRAFT, gossip_frame);
 	link_register(FRAME_PRUNE, gossip_frame);
 	link_register(FRAME_CLAIM_ACK, gossip_frame);
+	link_register(FRAME_CLAIM_ACK_RELAY, gossip_frame);
 	link_observe(gossip_link);
 	link_register(FRAME_RECON_NEG, gossip_frame);
 	link_register(FRAME_RECON_SYMS, gossip_frame);

@@ -252,7 +252,7 @@ replica_apply_record(struct member *from, struct dcbor_rd *rd)
 
 		if (fresh && claim.mono_us != 0 && us >= claim.mono_us)
 			pd_hist(claim_to_visible, us - claim.mono_us);
-		take_remote_claim(have, &claim, fresh, now);
+		take_remote_claim(have, &claim, from, fresh, now);
 	}
 	if (rc == SPACE_EFULL)
 		pd_count_limit(ENTRIES);

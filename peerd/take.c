@@ -98,36 +98,54 @@ static uint32_t		 members_hw;	/* most proven members ever seen */
  * Vouch for claim c on id now: true (and the promise made or renewed)
  * unless an unexpired promise to another holder stands.
  */
-static bool
-promise_make(const uint8_t id[ENTRY_ID_LEN], const struct crdt_claim *c,
-    uint64_t now)
+static struct promise **
+promise_slot(const uint8_t id[ENTRY_ID_LEN])
 {
 	uint64_t h;
-	struct promise **pp, *p;
 
 	memcpy(&h, id, sizeof(h));	/* ids are hash output: uniform */
-	pp = &promises[h % PROMISE_SLOTS];
+	return &promises[h % PROMISE_SLOTS];
+}
+
+/* The unexpired promise on id, or NULL (expired ones are dropped). */
+static struct promise *
+promise_find(const uint8_t id[ENTRY_ID_LEN], uint64_t now)
+{
+	struct promise **pp = promise_slot(id), *p;
+
 	while ((p = *pp) != NULL) {
 		if (p->expiry_ms <= now) {
 			*pp = p->next;
 			free(p);
 			continue;
 		}
-		if (memcmp(p->id, id, ENTRY_ID_LEN) == 0) {
-			if (memcmp(p->holder, c->holder, IDENTITY_ID_LEN) != 0)
-				return false;
-			if (c->expiry_ms > p->expiry_ms)
-				p->expiry_ms = c->expiry_ms;
-			return true;
-		}
+		if (memcmp(p->id, id, ENTRY_ID_LEN) == 0)
+			return p;
 		pp = &p->next;
 	}
+	return NULL;
+}
+
+static bool
+promise_make(const uint8_t id[ENTRY_ID_LEN], const struct crdt_claim *c,
+    uint64_t now)
+{
+	struct promise **pp, *p;
+
+	if ((p = promise_find(id, now)) != NULL) {
+		if (memcmp(p->holder, c->holder, IDENTITY_ID_LEN) != 0)
+			return false;
+		if (c->expiry_ms > p->expiry_ms)
+			p->expiry_ms = c->expiry_ms;
+		return true;
+	}
+	pp = promise_slot(id);
 	p = xcalloc(1, sizeof(*p));
 	memcpy(p->id, id, ENTRY_ID_LEN);
 	memcpy(p->holder, c->holder, IDENTITY_ID_LEN);
 	p->expiry_ms = c->expiry_ms;
-	p->next = promises[h % PROMISE_SLOTS];
-	promises[h % PROMISE_SLOTS] = p;
+	p->next = *pp;
+	*pp = p;
 	return true;
 }
 
@@ -145,9 +163,10 @@ promises_free(void)
 
 /*
  * The membership a quorum is a majority of: this peer and every member it
- * has proven (a handshake gave its key), as the most ever seen at once.  It
- * never shrinks with silence: a view that shrank is exactly how a minority
- * would come to believe it is a majority.
+ * has proven (a handshake gave its key), as the most ever seen at once, or
+ * --fleet-size when that is larger (with partial views a peer need not have
+ * met every other).  It never shrinks with silence: a view that shrank
+ * is exactly how a minority would come to believe it is a majority.
  */
 static uint32_t
 quorum_members(void)
@@ -159,61 +178,271 @@ quorum_members(void)
 			n++;
 	if (n > members_hw)
 		members_hw = n;
-	return members_hw;
+	return members_hw > pd->conf.fleet_size ? members_hw :
+	    pd->conf.fleet_size;
 }
 
-/* A CLAIM_ACK body: { "ok": bool, "entry": bstr(16), "epoch": uint }. */
-static void
-ack_send(const uint8_t id[ENTRY_ID_LEN], const struct crdt_claim *c, bool ok)
+/*
+ * Routes toward claim holders that are not direct neighbours: for each
+ * holder, its latest claims seen here, the neighbour that first delivered
+ * each, and our signed answer to it.  First deliveries are ordered in
+ * time, so following them leads back to the holder without a loop (the
+ * hop limit bounds a route gone stale).
+ */
+#define ROUTE_SEEN	16
+
+struct route_claim {
+	uint8_t		 entry[ENTRY_ID_LEN];
+	uint64_t	 epoch;
+	uint8_t		 via[IDENTITY_ID_LEN];	/* its first deliverer */
+	bool		 signed_ok;		/* sig is over this ok */
+	bool		 have_sig;
+	uint8_t		 sig[IDENTITY_SIG_LEN];	/* our vote, signed */
+};
+
+struct route {
+	uint8_t			 holder[IDENTITY_ID_LEN];
+	uint8_t			 via[IDENTITY_ID_LEN];	/* latest deliverer */
+	struct route_claim	 seen[ROUTE_SEEN];
+	unsigned		 next;
+};
+
+static struct route	*routes;
+static size_t		 nroutes, routesz;
+
+static struct route *
+route_find(const uint8_t holder[IDENTITY_ID_LEN])
 {
-	struct member *m = member_find(c->holder);
+	for (size_t i = 0; i < nroutes; i++)
+		if (memcmp(routes[i].holder, holder, IDENTITY_ID_LEN) == 0)
+			return &routes[i];
+	return NULL;
+}
+
+static struct route_claim *
+route_claim_find(struct route *rt, const uint8_t id[ENTRY_ID_LEN],
+    uint64_t epoch)
+{
+	for (unsigned i = 0; rt != NULL && i < ROUTE_SEEN; i++)
+		if (rt->seen[i].epoch == epoch &&
+		    memcmp(rt->seen[i].entry, id, ENTRY_ID_LEN) == 0)
+			return &rt->seen[i];
+	return NULL;
+}
+
+/*
+ * Claim c on id arrived from neighbour from: its slot, made the first time
+ * (and then from is the way back to its holder).
+ */
+static struct route_claim *
+route_learn(const uint8_t id[ENTRY_ID_LEN], const struct crdt_claim *c,
+    const struct member *from)
+{
+	struct route *rt = route_find(c->holder);
+	struct route_claim *rc;
+
+	if (rt == NULL) {
+		if (nroutes == routesz) {
+			routesz = routesz ? routesz * 2 : 16;
+			routes = xreallocarray(routes, routesz,
+			    sizeof(*routes));
+		}
+		rt = &routes[nroutes++];
+		memset(rt, 0, sizeof(*rt));
+		memcpy(rt->holder, c->holder, IDENTITY_ID_LEN);
+	}
+	if ((rc = route_claim_find(rt, id, c->epoch)) != NULL)
+		return rc;
+	rc = &rt->seen[rt->next];
+	rt->next = (rt->next + 1) % ROUTE_SEEN;
+	memset(rc, 0, sizeof(*rc));
+	memcpy(rc->entry, id, ENTRY_ID_LEN);
+	rc->epoch = c->epoch;
+	if (from != NULL) {
+		memcpy(rc->via, from->id, IDENTITY_ID_LEN);
+		memcpy(rt->via, from->id, IDENTITY_ID_LEN);
+	}
+	return rc;
+}
+
+static struct member *
+linked(const uint8_t id[IDENTITY_ID_LEN], const struct member *not)
+{
+	struct member *m = member_find(id);
+
+	return m != NULL && m->link != NULL && m != not ? m : NULL;
+}
+
+/*
+ * The next hop toward holder for its claim (id, epoch), not back to 'not':
+ * the holder itself, else the claim's first deliverer, else the holder's
+ * latest deliverer; NULL if none is linked.
+ */
+static struct member *
+route_next(const uint8_t holder[IDENTITY_ID_LEN],
+    const uint8_t id[ENTRY_ID_LEN], uint64_t epoch, const struct member *not)
+{
+	struct route *rt = route_find(holder);
+	struct route_claim *rc = route_claim_find(rt, id, epoch);
+	struct member *m;
+
+	if ((m = linked(holder, NULL)) != NULL)
+		return m;
+	if (rc != NULL && (m = linked(rc->via, not)) != NULL)
+		return m;
+	return rt != NULL ? linked(rt->via, not) : NULL;
+}
+
+/* What a relayed answer's voter signs: {ok, entry, epoch, holder}. */
+static void
+vote_signing_bytes(struct dcbor_buf *b, bool ok,
+    const uint8_t id[ENTRY_ID_LEN], uint64_t epoch,
+    const uint8_t holder[IDENTITY_ID_LEN])
+{
+	dcbor_put_map(b, 4);
+	dcbor_put_cstr(b, "ok");
+	dcbor_put_bool(b, ok);
+	dcbor_put_cstr(b, "entry");
+	dcbor_put_bytes(b, id, ENTRY_ID_LEN);
+	dcbor_put_cstr(b, "epoch");
+	dcbor_put_uint(b, epoch);
+	dcbor_put_cstr(b, "holder");
+	dcbor_put_bytes(b, holder, IDENTITY_ID_LEN);
+}
+
+/*
+ * A CLAIM_ACK_RELAY body: { "ok", "key", "sig", "hops", "entry", "epoch",
+ * "holder" } (canonical order); sig is the voter's (key's) over
+ * vote_signing_bytes, so a relay cannot forge or flip a vote.
+ */
+static void
+relay_put(struct dcbor_buf *b, bool ok, const uint8_t key[IDENTITY_PUB_LEN],
+    const uint8_t sig[IDENTITY_SIG_LEN], uint64_t hops,
+    const uint8_t id[ENTRY_ID_LEN], uint64_t epoch,
+    const uint8_t holder[IDENTITY_ID_LEN])
+{
+	dcbor_put_map(b, 7);
+	dcbor_put_cstr(b, "ok");
+	dcbor_put_bool(b, ok);
+	dcbor_put_cstr(b, "key");
+	dcbor_put_bytes(b, key, IDENTITY_PUB_LEN);
+	dcbor_put_cstr(b, "sig");
+	dcbor_put_bytes(b, sig, IDENTITY_SIG_LEN);
+	dcbor_put_cstr(b, "hops");
+	dcbor_put_uint(b, hops);
+	dcbor_put_cstr(b, "entry");
+	dcbor_put_bytes(b, id, ENTRY_ID_LEN);
+	dcbor_put_cstr(b, "epoch");
+	dcbor_put_uint(b, epoch);
+	dcbor_put_cstr(b, "holder");
+	dcbor_put_bytes(b, holder, IDENTITY_ID_LEN);
+}
+
+static void
+ack_counted(bool ok)
+{
+	if (ok)
+		pd_count(claim_acks_sent);
+	else
+		pd_count(claim_acks_refused);
+}
+
+/*
+ * Answer holder's claim (epoch) on id: a CLAIM_ACK { "ok", "entry",
+ * "epoch" } on the urgent lane of a direct link, which the link's frame
+ * signature authenticates; with no direct link, a CLAIM_ACK_RELAY signed
+ * by this peer (once per claim and answer: rc caches it) toward the
+ * holder, by the neighbour that delivered this copy of the claim (it
+ * holds the claim, so it knows the way), else along the claim's route.
+ */
+static void
+ack_send(const uint8_t id[ENTRY_ID_LEN], const struct crdt_claim *c, bool ok,
+    const struct member *from, struct route_claim *rc)
+{
+	struct member *m, *next;
 	struct dcbor_buf b;
 
-	if (m == NULL)
-		return;
 	dcbor_buf_init(&b);
-	dcbor_put_map(&b, 3);
-	dcbor_put_cstr(&b, "ok");
-	dcbor_put_bool(&b, ok);
-	dcbor_put_cstr(&b, "entry");
-	dcbor_put_bytes(&b, id, ENTRY_ID_LEN);
-	dcbor_put_cstr(&b, "epoch");
-	dcbor_put_uint(&b, c->epoch);
-	if (link_send_member_urgent(m, FRAME_CLAIM_ACK, b.data, b.len) == 0) {
-		if (ok)
-			pd_count(claim_acks_sent);
-		else
-			pd_count(claim_acks_refused);
+	if ((m = linked(c->holder, NULL)) != NULL) {
+		dcbor_put_map(&b, 3);
+		dcbor_put_cstr(&b, "ok");
+		dcbor_put_bool(&b, ok);
+		dcbor_put_cstr(&b, "entry");
+		dcbor_put_bytes(&b, id, ENTRY_ID_LEN);
+		dcbor_put_cstr(&b, "epoch");
+		dcbor_put_uint(&b, c->epoch);
+		if (link_send_member_urgent(m, FRAME_CLAIM_ACK, b.data,
+		    b.len) == 0)
+			ack_counted(ok);
+	} else if ((next = from != NULL ? linked(from->id, NULL) : NULL) ==
+	    NULL && (next = route_next(c->holder, id, c->epoch, NULL)) == NULL)
+		pd_count(claim_acks_unroutable);
+	else {
+		if (!rc->have_sig || rc->signed_ok != ok) {
+			vote_signing_bytes(&b, ok, id, c->epoch, c->holder);
+			identity_sign(&pd->ident, b.data, b.len, rc->sig);
+			rc->have_sig = true;
+			rc->signed_ok = ok;
+			dcbor_buf_reset(&b);
+		}
+		relay_put(&b, ok, pd->ident.pub, rc->sig, pd->conf.hops, id,
+		    c->epoch, c->holder);
+		if (link_send_member_urgent(next, FRAME_CLAIM_ACK_RELAY,
+		    b.data, b.len) == 0) {
+			ack_counted(ok);
+			pd_count(claim_acks_relayed);
+		}
 	}
 	dcbor_buf_free(&b);
 }
 
 /*
- * Answer a verified remote claim on r: in lease mode "merged" (ok, always),
- * in quorum mode a vote: ok only if we vouch for it (promise_make).  The
- * answer follows, on the same link, every claim we made before we merged
- * this one, which is what makes the lease-mode trust rule exact.
+ * Answer a verified remote claim c on r, at every copy that reaches this
+ * peer (a copy can be lost with a link; the holder counts each voter
+ * once): in lease mode a
+ * refusal only from a rival, when a claim of this peer still leads here
+ * (it beat c) or this peer won the entry with a claim still unexpired, so
+ * a taker this peer beat learns it from the answer, whatever way the two
+ * claims travelled; in quorum mode a vote: ok only if we vouch for it
+ * (promise_make).  Without --fleet-size a lease take waits only for its
+ * direct neighbours, so only refusals are relayed; otherwise every answer.
  */
 static void
 claim_answer(const struct space_rec *r, const struct crdt_claim *c,
-    uint64_t now)
+    const struct member *from, uint64_t now)
 {
 	const uint8_t *id = space_rec_id(r);
+	const struct crdt_claim *win = space_rec_claim(r);
+	struct route_claim *rc;
+	struct promise *p;
+	struct member *m;
+	bool ok;
 
 	if (!crdt_claim_active(c, now))
 		return;
-	if (pd->conf.take_mode != TAKE_QUORUM)
-		ack_send(id, c, true);
-	else
-		ack_send(id, c, !space_rec_state(r)->completed &&
-		    promise_make(id, c, now));
+	rc = route_learn(id, c, from);
+	if (pd->conf.take_mode == TAKE_QUORUM)
+		ok = !space_rec_state(r)->completed && promise_make(id, c, now);
+	else {
+		/* Refused only by a rival: our own claim leads, or we won. */
+		p = promise_find(id, now);
+		ok = !space_rec_state(r)->completed &&
+		    (win == NULL || memcmp(win->holder, pd->ident.id,
+		    IDENTITY_ID_LEN) != 0 || !crdt_claim_active(win, now)) &&
+		    (p == NULL || memcmp(p->holder, c->holder,
+		    IDENTITY_ID_LEN) == 0);
+		if (ok && pd->conf.fleet_size == 0 &&
+		    ((m = member_find(c->holder)) == NULL || m->link == NULL))
+			return;		/* nobody waits for it */
+	}
+	ack_send(id, c, ok, from, rc);
 }
 
 void
 take_remote_claim(const struct space_rec *r, const struct crdt_claim *c,
-    bool fresh, uint64_t now)
+    const struct member *from, bool fresh, uint64_t now)
 {
-	claim_answer(r, c, now);
+	claim_answer(r, c, from, now);
 	if (fresh)
 		take_beaten(space_rec_id(r), now);
 }
@@ -333,9 +562,9 @@ wait_answered_by(const struct claim_wait *w, const struct member *m)
 	return false;
 }
 
-/* Every live member (alive, with an UP link) has answered w. */
+/* Every live member (alive, with an UP link) has answered w; see below. */
 static bool
-wait_answered_all(const struct claim_wait *w)
+wait_answered_all(const struct claim_wait *w, uint64_t now)
 {
 	for (size_t i = 0; i < member_count(); i++) {
 		struct member *m = member_at(i);
@@ -344,7 +573,15 @@ wait_answered_all(const struct claim_wait *w)
 		    !wait_answered_by(w, m))
 			return false;
 	}
-	return true;
+	/*
+	 * With the fleet's size known, every other member, linked or not, for
+	 * at most --answer-wait-ms past the settle window: an answer from
+	 * beyond the direct links can be lost with a link that closes, and
+	 * nothing asks for it again.
+	 */
+	return pd->conf.fleet_size <= 1 ||
+	    w->nvoters + 1 >= pd->conf.fleet_size ||
+	    now >= w->left_ms + pd->conf.settle_ms + pd->conf.answer_wait_ms;
 }
 
 /*
@@ -362,7 +599,9 @@ take_check(struct take_op *op)
 	uint32_t members, need;
 	struct space_rec *r;
 
-	if (w == NULL || !space_won(sp, w->id, w->epoch, now)) {
+	if (w == NULL || !space_won(sp, w->id, w->epoch, now) ||
+	    (pd->conf.take_mode != TAKE_QUORUM && w->nacks > 0)) {
+		/* Lease mode: a refusal means a claim here beat ours. */
 		take_lost(op, now);
 		return;
 	}
@@ -381,17 +620,24 @@ take_check(struct take_op *op)
 		take_schedule(op, w->left_ms + pd->conf.settle_ms - now);
 		return;
 	}
-	if (pd->conf.take_mode != TAKE_QUORUM && !wait_answered_all(w)) {
+	if (pd->conf.take_mode != TAKE_QUORUM && !wait_answered_all(w, now)) {
 		if (now >= w->expiry_ms) {
 			take_lost(op, now);
 			return;
 		}
 		/* Settled but not answered by all: what the rule guards. */
-		if (!op->untrusted)
+		if (!op->untrusted) {
 			pd_count(takes_untrusted);
+			trace_add("claim", "untrusted %02x%02x%02x%02x epoch "
+			    "%llu: %zu answers", op->id[0], op->id[1],
+			    op->id[2], op->id[3],
+			    (unsigned long long)op->epoch, w->nvoters);
+		}
 		op->untrusted = true;
 		/* An answer calls take_check; a member going quiet, this. */
-		take_schedule(op, pd->conf.tick_ms);
+		due = w->left_ms + pd->conf.settle_ms + pd->conf.answer_wait_ms;
+		take_schedule(op, due > now && due - now < pd->conf.tick_ms ?
+		    due - now : pd->conf.tick_ms);
 		return;
 	}
 	if (pd->conf.take_mode == TAKE_QUORUM) {
@@ -420,6 +666,13 @@ take_check(struct take_op *op)
 	}
 	pd_count(takes_won);
 	take_record_win(r, w->epoch);
+	if (pd->conf.take_mode != TAKE_QUORUM) {
+		/* Won here: refuse every other holder while our claim holds. */
+		struct crdt_claim self = { .expiry_ms = w->expiry_ms };
+
+		memcpy(self.holder, pd->ident.id, IDENTITY_ID_LEN);
+		(void)promise_make(w->id, &self, now);
+	}
 	trace_add("claim", "won take of %02x%02x%02x%02x epoch %llu",
 	    op->id[0], op->id[1], op->id[2], op->id[3],
 	    (unsigned long long)op->epoch);
@@ -572,11 +825,41 @@ take_cancel(void)
 		wait_free(w);
 }
 
+/*
+ * Count voter's answer (ok or a refusal) to our claim (id, epoch), once
+ * per voter, and let its take decide: a refusal can end it at once.
+ */
+static void
+ack_count(const uint8_t id[ENTRY_ID_LEN], uint64_t epoch,
+    const uint8_t voter[IDENTITY_ID_LEN], bool ok)
+{
+	struct claim_wait *w;
+
+	pd_count(claim_acks_received);
+	TAILQ_FOREACH(w, &waits, entry)
+		if (w->epoch == epoch && memcmp(w->id, id, ENTRY_ID_LEN) == 0)
+			break;
+	if (w == NULL)
+		return;			/* decided already, or never ours */
+	for (size_t i = 0; i < w->nvoters; i++)
+		if (memcmp(w->voters[i], voter, IDENTITY_ID_LEN) == 0)
+			return;		/* each member answers once */
+	w->voters = xreallocarray(w->voters, w->nvoters + 1,
+	    sizeof(*w->voters));
+	memcpy(w->voters[w->nvoters++], voter, IDENTITY_ID_LEN);
+	if (ok)
+		w->acks++;
+	else
+		w->nacks++;
+	if (w->op != NULL && (!ok || (w->left_ms != 0 &&
+	    now_ms() >= w->left_ms + pd->conf.settle_ms)))
+		take_check(w->op);
+}
+
 int
 take_recv_ack(struct member *from, const uint8_t *body, size_t len)
 {
 	struct dcbor_rd rd;
-	struct claim_wait *w;
 	uint8_t id[ENTRY_ID_LEN];
 	uint64_t n, epoch;
 	bool ok;
@@ -589,25 +872,65 @@ take_recv_ack(struct member *from, const uint8_t *body, size_t len)
 	    dcbor_get_key(&rd, "epoch") == -1 ||
 	    dcbor_get_uint(&rd, &epoch) == -1 || dcbor_left(&rd) != 0)
 		return -1;
-	pd_count(claim_acks_received);
-	TAILQ_FOREACH(w, &waits, entry)
-		if (w->epoch == epoch && memcmp(w->id, id, sizeof(id)) == 0)
-			break;
-	if (w == NULL)
-		return 0;		/* decided already, or never ours */
-	for (size_t i = 0; i < w->nvoters; i++)
-		if (memcmp(w->voters[i], from->id, IDENTITY_ID_LEN) == 0)
-			return 0;	/* each member answers once */
-	w->voters = xreallocarray(w->voters, w->nvoters + 1,
-	    sizeof(*w->voters));
-	memcpy(w->voters[w->nvoters++], from->id, IDENTITY_ID_LEN);
-	if (ok)
-		w->acks++;
-	else
-		w->nacks++;
-	if (w->op != NULL && w->left_ms != 0 &&
-	    now_ms() >= w->left_ms + pd->conf.settle_ms)
-		take_check(w->op);
+	ack_count(id, epoch, from->id, ok);
+	return 0;
+}
+
+int
+take_recv_relay(struct member *from, const uint8_t *body, size_t len)
+{
+	struct dcbor_rd rd;
+	struct dcbor_buf b;
+	struct member *next;
+	uint8_t id[ENTRY_ID_LEN], key[IDENTITY_PUB_LEN], sig[IDENTITY_SIG_LEN];
+	uint8_t holder[IDENTITY_ID_LEN], voter[IDENTITY_ID_LEN];
+	uint64_t n, epoch, hops;
+	bool ok;
+	int rc;
+
+	dcbor_rd_init(&rd, body, len);
+	if (dcbor_get_map(&rd, &n) == -1 || n != 7 ||
+	    dcbor_get_key(&rd, "ok") == -1 || dcbor_get_bool(&rd, &ok) == -1 ||
+	    dcbor_get_key(&rd, "key") == -1 ||
+	    dcbor_get_fixed(&rd, key, sizeof(key)) == -1 ||
+	    dcbor_get_key(&rd, "sig") == -1 ||
+	    dcbor_get_fixed(&rd, sig, sizeof(sig)) == -1 ||
+	    dcbor_get_key(&rd, "hops") == -1 ||
+	    dcbor_get_uint(&rd, &hops) == -1 ||
+	    dcbor_get_key(&rd, "entry") == -1 ||
+	    dcbor_get_fixed(&rd, id, sizeof(id)) == -1 ||
+	    dcbor_get_key(&rd, "epoch") == -1 ||
+	    dcbor_get_uint(&rd, &epoch) == -1 ||
+	    dcbor_get_key(&rd, "holder") == -1 ||
+	    dcbor_get_fixed(&rd, holder, sizeof(holder)) == -1 ||
+	    dcbor_left(&rd) != 0)
+		return -1;
+	dcbor_buf_init(&b);
+	if (memcmp(holder, pd->ident.id, IDENTITY_ID_LEN) != 0) {
+		/* Not ours: one hop on toward the holder, if any is left. */
+		if (hops <= 1 ||
+		    (next = route_next(holder, id, epoch, from)) == NULL)
+			pd_count(claim_acks_unroutable);
+		else {
+			relay_put(&b, ok, key, sig, hops - 1, id, epoch,
+			    holder);
+			if (link_send_member_urgent(next,
+			    FRAME_CLAIM_ACK_RELAY, b.data, b.len) == 0)
+				pd_count(claim_acks_relayed);
+		}
+		dcbor_buf_free(&b);
+		return 0;
+	}
+	/* Ours: the vote counts only if its voter signed it. */
+	identity_id_of(key, voter);
+	vote_signing_bytes(&b, ok, id, epoch, holder);
+	rc = identity_verify(key, b.data, b.len, sig);
+	dcbor_buf_free(&b);
+	if (rc != 0 || memcmp(voter, pd->ident.id, IDENTITY_ID_LEN) == 0) {
+		pd_count(claim_acks_forged);
+		return 0;
+	}
+	ack_count(id, epoch, voter, ok);
 	return 0;
 }
 
@@ -656,6 +979,9 @@ take_free(void)
 	take_cancel();
 	promises_free();
 	members_hw = 0;
+	free(routes);
+	routes = NULL;
+	nroutes = routesz = 0;
 	free(won);
 	won = NULL;
 	nwon = wonsz = 0;

@@ -39,13 +39,20 @@ void	take_start(struct template *t, uint32_t timeout_ms, take_done_cb done,
 void	take_cancel(void);
 
 /*
- * replica.c merged a verified remote claim c on r (fresh: not the claim r
- * held already): answer its holder and tell a take of ours it beat.
+ * replica.c merged a verified remote claim c on r, delivered by neighbour
+ * from (NULL: none; fresh: not the claim r held already): answer its holder
+ * and tell a take of ours it beat.
  */
 void	take_remote_claim(const struct space_rec *r,
-	    const struct crdt_claim *c, bool fresh, uint64_t now);
+	    const struct crdt_claim *c, const struct member *from, bool fresh,
+	    uint64_t now);
 /* A CLAIM_ACK from a member. 0, or -1 if it is malformed. */
 int	take_recv_ack(struct member *from, const uint8_t *body, size_t len);
+/*
+ * A CLAIM_ACK_RELAY from a member: counted if it is a signed answer to our
+ * claim, else passed one hop on toward its holder. 0, or -1 if malformed.
+ */
+int	take_recv_relay(struct member *from, const uint8_t *body, size_t len);
 
 /* The takes this peer won, from index 'since'. */
 json_t	*take_won_json(size_t since);
