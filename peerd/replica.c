@@ -245,9 +245,9 @@ replica_apply_record(struct member *from, struct dcbor_rd *rd)
 		rc = space_merge(sp, e, &cr, now);
 		e = NULL;	/* consumed */
 	}
+	/* The merge may have compacted (freed and replaced) the record. */
 	if (claim.epoch != 0 && memcmp(claim.holder, pd->ident.id,
-	    IDENTITY_ID_LEN) != 0 && (have != NULL ||
-	    (have = space_get(sp, id)) != NULL)) {
+	    IDENTITY_ID_LEN) != 0 && (have = space_get(sp, id)) != NULL) {
 		uint64_t us = clock_mono_us();
 
 		if (fresh && claim.mono_us != 0 && us >= claim.mono_us)
