@@ -92,7 +92,11 @@
 	X("reconcile", reconcile, METHOD, 0, 2, 2, \
 	    "anti-entropy method: digest, negentropy or riblt") \
 	X("take-mode", take_mode, TAKEMODE, 0, 1, 0, \
-	    "how a take wins: lease (the settle race) or quorum (a majority acked)")
+	    "how a take wins: lease (the settle race) or quorum (a majority acked)") \
+	X("fleet-size", fleet_size, U32, 0, 65536, 0, \
+	    "the fleet's size N: quorum needs a majority of N, a lease take N - 1 answers (0: unknown)") \
+	X("answer-wait-ms", answer_wait_ms, U32, 0, 600000, 2000, \
+	    "with fleet-size, how long past its settle window a lease take waits for the last answers")
 
 enum knob_type { KNOB_U32, KNOB_SWITCH, KNOB_LEVEL, KNOB_METHOD,
     KNOB_TAKEMODE };

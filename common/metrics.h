@@ -51,6 +51,9 @@ struct rusage;
 	X(claim_acks_sent,	"claims.acks_sent")			\
 	X(claim_acks_received,	"claims.acks_received")			\
 	X(claim_acks_refused,	"claims.acks_refused")			\
+	X(claim_acks_relayed,	"claims.acks_relayed")			\
+	X(claim_acks_unroutable, "claims.acks_unroutable")		\
+	X(claim_acks_forged,	"claims.acks_forged")			\
 	X(sig_failures,		"frames.signature_failures")		\
 	X(links_up,		"links.up")				\
 	X(links_down,		"links.down")				\

@@ -28,6 +28,7 @@
 #include "space.h"
 #include "publish.h"
 #include "swarm.h"
+#include "take.h"
 #include "template.h"
 #include "trace.h"
 #include "view.h"
@@ -522,7 +523,7 @@ cmd_take(struct ctl_req *req, struct ctl_client *c, json_t *args)
 	}
 	if ((t = cmd_template(req, args, NULL)) == NULL)
 		return;
-	replica_take(t, (uint32_t)timeout, cmd_take_done, req);
+	take_start(t, (uint32_t)timeout, cmd_take_done, req);
 }
 
 static void
@@ -677,7 +678,7 @@ cmd_takes(struct ctl_req *req, struct ctl_client *c, json_t *args)
 	json_int_t since = cmd_int(args, "since", 0);
 
 	(void)c;
-	ctl_ok(req, replica_takes_json(since < 0 ? 0 : (size_t)since));
+	ctl_ok(req, take_won_json(since < 0 ? 0 : (size_t)since));
 }
 
 static void

@@ -22,6 +22,7 @@
 #include "plumtree.h"
 #include "recon.h"
 #include "replica.h"
+#include "take.h"
 #include "trace.h"
 #include "xmalloc.h"
 
@@ -306,7 +307,9 @@ gossip_recv(struct member *from, uint32_t kind, const uint8_t *body,
 	case FRAME_PULL_RESP:
 		return recv_pull(from, body, len);
 	case FRAME_CLAIM_ACK:
-		return replica_recv_ack(from, body, len);
+		return take_recv_ack(from, body, len);
+	case FRAME_CLAIM_ACK_RELAY:
+		return take_recv_relay(from, body, len);
 	case FRAME_RECON_NEG:
 	case FRAME_RECON_SYMS:
 	case FRAME_RECON_ACK:
@@ -372,6 +375,7 @@ gossip_init(void)
 	link_register(FRAME_GRAFT, gossip_frame);
 	link_register(FRAME_PRUNE, gossip_frame);
 	link_register(FRAME_CLAIM_ACK, gossip_frame);
+	link_register(FRAME_CLAIM_ACK_RELAY, gossip_frame);
 	link_observe(gossip_link);
 	link_register(FRAME_RECON_NEG, gossip_frame);
 	link_register(FRAME_RECON_SYMS, gossip_frame);

@@ -37,6 +37,7 @@
 #include "peerd.h"
 #include "replica.h"
 #include "space.h"
+#include "take.h"
 #include "template.h"
 #include "trace.h"
 #include "xmalloc.h"
@@ -244,7 +245,7 @@ worker_next(struct worker *w)
 		return;
 	}
 	w->busy = true;
-	replica_take(t, l->timeout_ms, worker_done, w);
+	take_start(t, l->timeout_ms, worker_done, w);
 }
 
 /* ---- commands ---------------------------------------------------------- */

@@ -66,6 +66,8 @@ struct peerd_conf {
 	 * settle-window race; quorum, a majority of the membership acked.
 	 */
 	uint32_t	 take_mode;	/* TAKE_LEASE or TAKE_QUORUM */
+	uint32_t	 fleet_size;	/* 0: not known (the proven members) */
+	uint32_t	 answer_wait_ms; /* lease, with fleet_size */
 #define TAKE_LEASE	0
 #define TAKE_QUORUM	1
 

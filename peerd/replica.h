@@ -1,12 +1,11 @@
 /*
  * replica.h: this peer's replica of the space, composed from common/space
  * and spread by gossip.c.  It owns the verbs the control socket offers
- * (write, read, take with the LEASE_RACE, complete; notify through one
- * event observer) and answers in C: it never calls the control API, and
- * peerd/cmd.c turns its results into replies.  It verifies
- * entries once per id and claims on arrival, measures write-to-visible and
- * write-to-take latency from the writer's monotonic stamp, and remembers
- * every take this peer believed it won so a harness can count duplicates.
+ * (write, read, complete; notify through one event observer; the take is
+ * take.c's, on this space) and answers in C: it never calls the control
+ * API, and peerd/cmd.c turns its results into replies.  It verifies
+ * entries once per id and claims on arrival and measures write-to-visible
+ * from the writer's monotonic stamp.
  */
 #ifndef REPLICA_H
 #define REPLICA_H
@@ -31,8 +30,6 @@ void	replica_free(void);
 
 /* Apply one wire record from a member. 0, or -1 if it is malformed. */
 int	replica_apply_record(struct member *from, struct dcbor_rd *rd);
-/* A CLAIM_ACK from a member (quorum mode). 0, or -1 if it is malformed. */
-int	replica_recv_ack(struct member *from, const uint8_t *body, size_t len);
 /* The anti-entropy digest. */
 void	replica_digest(uint64_t out[GOSSIP_BUCKETS]);
 /*
@@ -68,13 +65,6 @@ int	replica_generate(const struct identity *gen, uint64_t seq,
 json_t	*replica_write(json_t *args, char *err, size_t errlen);
 /* read: the first match (or all, up to limit) of the template, now. */
 json_t	*replica_read(const struct template *t, bool all, size_t limit);
-struct space_rec;
-/* A take's end: the record won, or NULL at the deadline or on shutdown. */
-typedef void (*replica_take_cb)(void *arg, const struct space_rec *won,
-	    uint32_t attempts);
-/* take (consumes t): done is called once, when won or at the deadline. */
-void	replica_take(struct template *t, uint32_t timeout_ms,
-	    replica_take_cb done, void *arg);
 /*
  * complete: SPACE_OK (and spread), SPACE_EALREADY (completed before),
  * SPACE_ENOENT (no such entry) or another space error.
@@ -85,8 +75,6 @@ typedef void (*replica_event_cb)(void *arg, enum space_event ev,
 	    const struct space_rec *r);
 /* Set the one observer (cmd.c's notify); NULL for none. */
 void	replica_on_event(replica_event_cb cb, void *arg);
-/* The takes this peer won, from index 'since'. */
-json_t	*replica_takes_json(size_t since);
 /* Counts and a sample of the store for dump. */
 json_t	*replica_dump_json(size_t limit);
 /* Every record: {"ids": [[id, present, completed, claimed], ...]}. */
@@ -96,7 +84,8 @@ size_t	replica_count(void);
 size_t	replica_visible(void);
 /* An entry as JSON (the control socket's form). */
 json_t	*replica_entry_json(const void *space_rec);
-/* Cancel every take in flight (shutdown). */
-void	replica_cancel_takes(void);
+/* Send id's current record at once on every link's urgent lane (claims,
+ * completions), not in the next batch. */
+void	replica_spread_urgent(const uint8_t id[ENTRY_ID_LEN]);
 
 #endif

@@ -46,6 +46,7 @@
 #include "peerd.h"
 #include "replica.h"
 #include "stats.h"
+#include "take.h"
 #include "trace.h"
 
 #include "fuzz_daemon.h"
@@ -236,7 +237,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* The pair hands the bytes over at once: lines run in here. */
 	bufferevent_write(pair[1], data, size);
 	fz_turns(FUZZ_LOOP_TURNS);
-	replica_cancel_takes();		/* answered while the client is here */
+	take_cancel();		/* answered while the client is here */
 	fz_check(pair[1], data, size);
 
 	/* The client hangs up; the reaper frees it on the next turn. */

@@ -1,7 +1,8 @@
 /*
  * fuzz_dispatch.c: libFuzzer target for what a peer does with a frame body
  * once the handshake is over and the receiver checks have passed:
- * gossip_recv (PING, PING_REQ, ACK, RUMOR, DIGEST, PULL_RESP, CLAIM_ACK),
+ * gossip_recv (PING, PING_REQ, ACK, RUMOR, DIGEST, PULL_RESP, CLAIM_ACK,
+ * CLAIM_ACK_RELAY),
  * view_recv (GROUP_AD; fuzz_view takes the other membership kinds) and,
  * under RUMOR and PULL_RESP, replica_apply_record on each record.
  *
@@ -15,9 +16,10 @@
  *   bit 5     the sender was heard just now (PING_REQ for it is vouched for)
  *   bit 6     the replica starts with the records of the seed generator
  *             (so merges into existing records are reached)
- *   bit 7     the rest is a CLAIM_ACK body instead (bits 0-2 unused), with
- *             take-mode quorum and, with bit 6, a take of ours in flight on
- *             the first task (its claim waits for votes the ack may give)
+ *   bit 7     the rest is a CLAIM_ACK body instead (bit 0 set: a
+ *             CLAIM_ACK_RELAY body; bits 1-2 unused), with take-mode
+ *             quorum and, with bit 6, a take of ours in flight on the first
+ *             task (its claim waits for votes the ack may give)
  * The body is handed over as is, without the canonical check frame_open
  * would have made: a reader must refuse what it does not expect anyway.
  * A body may be refused (-1) but nothing may crash, leak or grow without
@@ -54,6 +56,7 @@
 #include "replica.h"
 #include "space.h"
 #include "stats.h"
+#include "take.h"
 #include "template.h"
 #include "trace.h"
 #include "view.h"
@@ -69,6 +72,7 @@
 #define F_HEARD		0x20
 #define F_PRELOAD	0x40
 #define F_CLAIM_ACK	0x80
+#define F_RELAY		0x01	/* with F_CLAIM_ACK */
 
 int	LLVMFuzzerInitialize(int *argc, char ***argv);
 int	LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -360,6 +364,46 @@ gen_seeds(const char *dir)
 	dcbor_put_uint(&b, 1);
 	fuzz_seed_write(dir, "claim_ack", F_CLAIM_ACK | F_PRELOAD, &b);
 
+	/* Relayed votes by the remote: to us (counted), to another (passed on). */
+	for (int i = 0; i < 2; i++) {
+		struct dcbor_buf v;
+		uint8_t sig[IDENTITY_SIG_LEN];
+		const uint8_t *holder = i == 0 ? pd->ident.id : other;
+
+		dcbor_buf_init(&v);
+		dcbor_put_map(&v, 4);
+		put_key(&v, "ok");
+		dcbor_put_bool(&v, true);
+		put_key(&v, "entry");
+		dcbor_put_bytes(&v, claimed_id, ENTRY_ID_LEN);
+		put_key(&v, "epoch");
+		dcbor_put_uint(&v, 1);
+		put_key(&v, "holder");
+		dcbor_put_bytes(&v, holder, IDENTITY_ID_LEN);
+		if (identity_sign(&remote, v.data, v.len, sig) == -1)
+			fatalx("fuzz_dispatch: sign a vote");
+		dcbor_buf_free(&v);
+		dcbor_buf_reset(&b);
+		dcbor_put_map(&b, 7);
+		put_key(&b, "ok");
+		dcbor_put_bool(&b, true);
+		put_key(&b, "key");
+		dcbor_put_bytes(&b, remote.pub, IDENTITY_PUB_LEN);
+		put_key(&b, "sig");
+		dcbor_put_bytes(&b, sig, IDENTITY_SIG_LEN);
+		put_key(&b, "hops");
+		dcbor_put_uint(&b, 6);
+		put_key(&b, "entry");
+		dcbor_put_bytes(&b, claimed_id, ENTRY_ID_LEN);
+		put_key(&b, "epoch");
+		dcbor_put_uint(&b, 1);
+		put_key(&b, "holder");
+		dcbor_put_bytes(&b, holder, IDENTITY_ID_LEN);
+		fuzz_seed_write(dir, i == 0 ? "claim_ack_relay" :
+		    "claim_ack_relay_on", F_CLAIM_ACK | F_RELAY | F_PRELOAD |
+		    F_HAVE_PUB, &b);
+	}
+
 	fuzz_seed_write(dir, "records", MODE_RECORDS | F_HAVE_PUB, &recs);
 	fuzz_seed_write(dir, "records_preloaded", MODE_RECORDS | F_HAVE_PUB |
 	    F_PRELOAD, &recs);
@@ -447,9 +491,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (data[-1] & F_CLAIM_ACK) {
 		pd->conf.take_mode = TAKE_QUORUM;
 		if (data[-1] & F_PRELOAD)
-			replica_take(template_new("task#v1"), 0, fz_take_done,
+			take_start(template_new("task#v1"), 0, fz_take_done,
 			    NULL);
-		rc = gossip_recv(from, FRAME_CLAIM_ACK, data, size);
+		rc = gossip_recv(from, data[-1] & F_RELAY ?
+		    FRAME_CLAIM_ACK_RELAY : FRAME_CLAIM_ACK, data, size);
 		pd->conf.take_mode = TAKE_LEASE;
 		if (rc != 0 && rc != -1)
 			abort();

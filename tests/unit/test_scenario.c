@@ -366,7 +366,7 @@ START_TEST(test_err_unknown_key)
 	    "max-links, max-preauth, preauth-ms, max-clients, max-frame, "
 	    "max-line, max-entries, "
 	    "trace-events, log-level, test-hooks, direct-io, reconcile, "
-	    "take-mode");
+	    "take-mode, fleet-size, answer-wait-ms");
 }
 END_TEST
 

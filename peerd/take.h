@@ -1,0 +1,63 @@
+/*
+ * take.h: the take verb of this peer: the lease race, the trust rule
+ * "left, answered, settled", quorum promises and the CLAIM_ACK answers
+ * (docs/protocol.md section 6).  It works on replica.c's space: replica.c
+ * hands it the space at start-up and tells it of every verified remote
+ * claim it merges; cmd.c and load.c start takes; gossip.c hands it the
+ * CLAIM_ACK frames.  It remembers every take this peer believed it won so
+ * a harness can count duplicates.
+ */
+#ifndef TAKE_H
+#define TAKE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "entry.h"
+
+struct crdt_claim;
+struct member;
+struct space;
+struct space_rec;
+struct template;
+
+/* Take on space (replica.c's, which outlives every take). */
+void	take_init(struct space *space);
+/* Cancel every take in flight, forget promises and wins (replica_free). */
+void	take_free(void);
+
+/* A take's end: the record won, or NULL at the deadline or on shutdown. */
+typedef void (*take_done_cb)(void *arg, const struct space_rec *won,
+	    uint32_t attempts);
+/* take (consumes t): done is called once, when won or at the deadline. */
+void	take_start(struct template *t, uint32_t timeout_ms, take_done_cb done,
+	    void *arg);
+/* Cancel every take in flight (shutdown): each done is called with NULL. */
+void	take_cancel(void);
+
+/*
+ * replica.c merged a verified remote claim c on r, delivered by neighbour
+ * from (NULL: none; fresh: not the claim r held already): answer its holder
+ * and tell a take of ours it beat.
+ */
+void	take_remote_claim(const struct space_rec *r,
+	    const struct crdt_claim *c, const struct member *from, bool fresh,
+	    uint64_t now);
+/* A CLAIM_ACK from a member. 0, or -1 if it is malformed. */
+int	take_recv_ack(struct member *from, const uint8_t *body, size_t len);
+/*
+ * A CLAIM_ACK_RELAY from a member: counted if it is a signed answer to our
+ * claim, else passed one hop on toward its holder. 0, or -1 if malformed.
+ */
+int	take_recv_relay(struct member *from, const uint8_t *body, size_t len);
+
+/* The takes this peer won, from index 'since'. */
+json_t	*take_won_json(size_t since);
+/* Takes in flight, and takes won since start. */
+size_t	take_in_flight(void);
+size_t	take_won_count(void);
+
+#endif
