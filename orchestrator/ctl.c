@@ -29,7 +29,7 @@
 #define CTL_GRACES	20
 /*
  * A call whose peer is alive but short of CPU (runnable, or its CPU time
- * moved between two looks) gets CTL_GRACE_MS more at a time, up to this
+ * or its wait for a CPU moved between two looks) gets CTL_GRACE_MS more at a time, up to this
  * much in all: a thousand peers on two cores wait their turn, and waiting
  * is not hanging.  A peer asleep without CPU is blamed after one look (500
  * ms); one that
@@ -49,7 +49,9 @@ struct ctl_call {
 	enum ctl_status	 st;		/* for a deferred completion */
 	int		 graces;	/* re-arms while the delay was ours */
 	int		 starved_ms;	/* grace given while the peer starved */
-	long long	 ticks;		/* the peer's CPU ticks at the last look */
+	long long	 ticks;		/* the peer's CPU time (and run-queue wait,
+					   in ns where schedstat is kept) at the
+					   last look */
 	char		 err[512];
 };
 
@@ -152,12 +154,14 @@ static int
 ctl_peer_starved(struct ctl_call *k)
 {
 	struct peer *p = k->c->p;
-	long long t, before = k->ticks;
+	pid_t pid = p->peerd_pid > 0 ? p->peerd_pid : p->pid;
+	long long t, ns, before = k->ticks;
 	char st;
 
-	t = fleet_proc(p->peerd_pid > 0 ? p->peerd_pid : p->pid, &st);
-	if (t < 0)
+	if ((t = fleet_proc(pid, &st)) < 0)
 		return 0;
+	if ((ns = fleet_sched(pid)) >= 0)
+		t = ns;		/* ran or waited for a CPU, in ns */
 	k->ticks = t;
 	if (st == 'R' || (before >= 0 && t > before))
 		return 1;

@@ -124,6 +124,8 @@ void		 fleet_teardown(struct fleet *f, int grace_ms);
  * from /proc/PID/stat; -1 and '?' when it cannot be read.
  */
 long long	 fleet_proc(pid_t pid, char *state);
+/* ns pid ran plus waited for a CPU; -1 gone or unknown. */
+long long	 fleet_sched(pid_t pid);
 /* Live: running or paused. */
 bool		 fleet_live(const struct peer *p);
 /*
