@@ -146,7 +146,8 @@ ctl_our_delay(const struct ctl *c)
 }
 
 /*
- * The peer is alive and short of CPU, not asleep (see CTL_STARVED_MS): 1
+ * The peer is alive and short of CPU, or waiting in the kernel for the
+ * disk (state D), not asleep (see CTL_STARVED_MS): 1
  * it is, 0 it is not, 2 look again (the first look of a peer not runnable
  * has no CPU time to compare with).
  */
@@ -163,7 +164,7 @@ ctl_peer_starved(struct ctl_call *k)
 	if ((ns = fleet_sched(pid)) >= 0)
 		t = ns;		/* ran or waited for a CPU, in ns */
 	k->ticks = t;
-	if (st == 'R' || (before >= 0 && t > before))
+	if (st == 'R' || st == 'D' || (before >= 0 && t > before))
 		return 1;
 	return before < 0 ? 2 : 0;
 }

@@ -60,7 +60,10 @@ static struct seed	*seeds;
 static size_t		 nseeds;
 static bool		 joined;	/* a link came up since the last join */
 static bool		 dirty;		/* the passive view changed: save it */
+static bool		 saved;		/* saved once since the start */
 static uint64_t		 last_shuffle_ms, last_save_ms;
+
+#define VIEW_SAVE_MS	30000	/* view.addrs rewritten at most this often */
 
 static uint32_t
 rnd(uint32_t n)
@@ -884,8 +887,13 @@ view_tick(void)
 			send_shuffle(m, false);
 		view_swap();
 	}
-	if (dirty && now - last_save_ms >= 1000) {
+	/* The first save soon, then at most every VIEW_SAVE_MS: each save is
+	 * a rename over the old file, which ext4 makes write back at once, and
+	 * a thousand peers saving once a second held the disk and left
+	 * hundreds of them in uninterruptible sleep. */
+	if (dirty && now - last_save_ms >= (saved ? VIEW_SAVE_MS : 1000)) {
 		last_save_ms = now;
+		saved = true;
 		passive_save();
 	}
 }
@@ -922,6 +930,7 @@ view_init(void)
 	memset(forgotten, 0, sizeof(forgotten));
 	forgotten_next = 0;
 	last_shuffle_ms = last_save_ms = clock_mono_ms();
+	saved = false;
 	if (pd->conf.dir != NULL)
 		passive_load();
 	link_register(FRAME_JOIN, view_frame);
