@@ -49,6 +49,7 @@ struct ctl_call {
 	enum ctl_status	 st;		/* for a deferred completion */
 	int		 graces;	/* re-arms while the delay was ours */
 	int		 starved_ms;	/* grace given while the peer starved */
+	bool		 starved;	/* it was short of CPU at some look */
 	long long	 ticks;		/* the peer's CPU time (and run-queue wait,
 					   in ns where schedstat is kept) at the
 					   last look */
@@ -187,6 +188,7 @@ timeout_cb(evutil_socket_t fd, short what, void *arg)
 	if (k->starved_ms < CTL_STARVED_MS && (starved = ctl_peer_starved(k))) {
 		k->starved_ms += CTL_GRACE_MS;
 		if (starved == 1) {
+			k->starved = true;
 			k->c->p->starved_graces++;
 			if ((uint64_t)k->starved_ms > k->c->p->starved_max_ms)
 				k->c->p->starved_max_ms = (uint64_t)k->starved_ms;
@@ -195,7 +197,7 @@ timeout_cb(evutil_socket_t fd, short what, void *arg)
 		return;
 	}
 	snprintf(err, sizeof(err), "timeout: %s did not answer %s within %d ms"
-	    "%s", k->c->p->name, k->cmd, k->timeout_ms, k->starved_ms > 0 ?
+	    "%s", k->c->p->name, k->cmd, k->timeout_ms, k->starved ?
 	    " (and the grace of a peer short of CPU)" : "");
 	call_finish(k, CTL_TIMEOUT, NULL, err);
 }

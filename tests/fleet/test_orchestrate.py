@@ -28,16 +28,19 @@ def latest(out):
 
 
 def peer_pids(run_dir):
-    pids = []
+    """Every pid the run started, in peer index order (a start step forks
+    a peer once its seeds are ready, so the timeline's order is not the
+    index order); a restarted peer's pids stand together."""
+    started = []
     path = os.path.join(run_dir, "timeline.ndjson")
     if not os.path.exists(path):
-        return pids
+        return []
     with open(path) as fh:
         for line in fh:
             ev = json.loads(line)
             if ev["event"] == "peer_started":
-                pids.append(ev["pid"])
-    return pids
+                started.append((ev.get("peer", 0), ev["pid"]))
+    return [pid for _, pid in sorted(started, key=lambda e: e[0])]
 
 
 def alive(pid):
