@@ -157,13 +157,11 @@ ctl_peer_starved(struct ctl_call *k)
 {
 	struct peer *p = k->c->p;
 	pid_t pid = p->peerd_pid > 0 ? p->peerd_pid : p->pid;
-	long long t, ns, before = k->ticks;
+	long long t, before = k->ticks;
 	char st;
 
-	if ((t = fleet_proc(pid, &st)) < 0)
+	if ((t = fleet_progress(pid, &st)) < 0)
 		return 0;
-	if ((ns = fleet_sched(pid)) >= 0)
-		t = ns;		/* ran or waited for a CPU, in ns */
 	k->ticks = t;
 	if (st == 'R' || st == 'D' || (before >= 0 && t > before))
 		return 1;

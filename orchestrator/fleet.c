@@ -461,6 +461,21 @@ fleet_sched(pid_t pid)
 	return n == 2 ? (long long)(run + wait) : -1;
 }
 
+/*
+ * How far pid has got, for telling a waiting peer from an asleep one: its
+ * schedstat (ns run plus ns waited for a CPU) where the kernel keeps it,
+ * else its CPU ticks; only ever compared with itself.  -1: gone.
+ */
+long long
+fleet_progress(pid_t pid, char *state)
+{
+	long long t = fleet_proc(pid, state), ns;
+
+	if (t >= 0 && (ns = fleet_sched(pid)) >= 0)
+		return ns;
+	return t;
+}
+
 /* utime + stime of pid in clock ticks and its state letter; -1: gone. */
 long long
 fleet_proc(pid_t pid, char *state)

@@ -126,6 +126,8 @@ void		 fleet_teardown(struct fleet *f, int grace_ms);
 long long	 fleet_proc(pid_t pid, char *state);
 /* ns pid ran plus waited for a CPU; -1 gone or unknown. */
 long long	 fleet_sched(pid_t pid);
+/* schedstat's ns, else CPU ticks, and the state letter; -1 gone. */
+long long	 fleet_progress(pid_t pid, char *state);
 /* Live: running or paused. */
 bool		 fleet_live(const struct peer *p);
 /*

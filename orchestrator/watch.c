@@ -110,9 +110,10 @@ watch_tick(evutil_socket_t fd, short what, void *arg)
 }
 
 /*
- * Starved or stuck: two reads of /proc 500 ms apart.  A peer whose CPU
- * time advanced, or that is runnable (R), is starved (alive, short of
- * CPU); one stopped (T, t) or without CPU progress is stuck.
+ * Starved or stuck: two reads of /proc 500 ms apart.  A peer that ran or
+ * waited for a CPU between them (fleet_progress), or that is runnable (R),
+ * is starved (alive, short of CPU); one stopped (T, t) or without
+ * progress is stuck.
  */
 static void
 watch_verdicts(struct run *r)
@@ -124,7 +125,7 @@ watch_verdicts(struct run *r)
 	for (int i = 0; i < r->fleet.npeers; i++) {
 		struct peer *p = r->fleet.peers[i];
 
-		t0[i] = fleet_live(p) ? fleet_proc(p->peerd_pid > 0 ?
+		t0[i] = fleet_live(p) ? fleet_progress(p->peerd_pid > 0 ?
 		    p->peerd_pid : p->pid, &st) : -1;
 	}
 	nanosleep(&half, NULL);
@@ -134,7 +135,8 @@ watch_verdicts(struct run *r)
 
 		if (t0[i] < 0)
 			continue;
-		t1 = fleet_proc(p->peerd_pid > 0 ? p->peerd_pid : p->pid, &st);
+		t1 = fleet_progress(p->peerd_pid > 0 ? p->peerd_pid : p->pid,
+		    &st);
 		if (t1 < 0)
 			snprintf(p->verdict, sizeof(p->verdict), "gone");
 		else if (st == 'T' || st == 't')
@@ -142,8 +144,8 @@ watch_verdicts(struct run *r)
 			    "%c: stopped; no CPU time in 0.5 s)", st);
 		else if (t1 > t0[i])
 			snprintf(p->verdict, sizeof(p->verdict), "starved (state "
-			    "%c; CPU time still advancing: %lld ticks in 0.5 s)",
-			    st, t1 - t0[i]);
+			    "%c; running or waiting for a CPU within 0.5 s)",
+			    st);
 		else if (st == 'R')
 			snprintf(p->verdict, sizeof(p->verdict), "starved (state "
 			    "R: runnable, waiting for a CPU)");

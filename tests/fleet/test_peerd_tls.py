@@ -119,6 +119,20 @@ def wait_closed(s, timeout=20.0):
         return False
 
 
+def peer_read_all(s):
+    """True once the peer has read every byte we sent on s: its end of the
+    connection (local port = the peer's, remote = ours) has an empty
+    receive queue in /proc/net/tcp."""
+    mine, theirs = s.getsockname()[1], s.getpeername()[1]
+    with open("/proc/net/tcp") as fh:
+        for line in fh.readlines()[1:]:
+            f = line.split()
+            if (int(f[1].split(":")[1], 16) == theirs and
+                    int(f[2].split(":")[1], 16) == mine):
+                return int(f[4].split(":")[1], 16) == 0
+    return False
+
+
 def tls_fail(p):
     return p.metrics()["counters"]["tls.failures"]
 
@@ -374,7 +388,8 @@ def test_bad_record_inside_a_large_frame():
         # make, raw on the socket: the direct read meets them.
         s = up_link(p, good)
         s.sendall(struct.pack(">I", 1 << 20) + os.urandom(1024))
-        time.sleep(0.2)     # the length and the KiB are read on their own
+        # the length and the KiB are read on their own
+        wait_until(lambda: peer_read_all(s), 10, "the first KiB read")
         junk = b"".join(b"\x17\x03\x03\x40\x00" + os.urandom(16384)
                         for _ in range(20))
         try:
@@ -390,7 +405,7 @@ def test_bad_record_inside_a_large_frame():
         # (A FIN, not a close: with p's frames unread, close sends a RST.)
         s = up_link(p, good)
         s.sendall(struct.pack(">I", 1 << 20) + os.urandom(200 << 10))
-        time.sleep(0.2)
+        wait_until(lambda: peer_read_all(s), 10, "the 200 KiB read")
         socket.socket.shutdown(s, socket.SHUT_WR)
         assert wait_closed(s)
         s.close()
