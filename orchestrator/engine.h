@@ -22,6 +22,8 @@
 #define PROGRESS_MS	10000	/* progress line when not on a terminal */
 #define WATCH_EVERY_MS	1000	/* the watchdog's hello round */
 #define WATCH_ANSWER_MS	5000	/* bound on a hello */
+#define WATCH_QUIET_MS	2000	/* after a stall: unanswered this long and
+				   without CPU time is stuck (watch.c) */
 
 /* ---- run.c: the core ---------------------------------------------------- */
 

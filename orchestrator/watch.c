@@ -27,19 +27,26 @@
  * at once — every wait on the loop returns — and run_scenario() captures
  * every peer before the teardown (watch_capture).
  */
+static void
+watch_name(struct run *r, struct peer *p)
+{
+	size_t used = strlen(r->hang_peers);
+
+	if (p->stuck)
+		return;
+	p->stuck = true;
+	snprintf(r->hang_peers + used, sizeof(r->hang_peers) - used, "%s%s",
+	    used ? ", " : "", p->name);
+}
+
 void
 watch_trip(struct run *r, struct peer *p, const char *why)
 {
 	/* Done, or a peer the scenario paused: an answer is not due. */
 	if (r->hang_done || (p != NULL && p->state == PEER_PAUSED))
 		return;
-	if (p != NULL && !p->stuck) {
-		size_t used = strlen(r->hang_peers);
-
-		p->stuck = true;
-		snprintf(r->hang_peers + used, sizeof(r->hang_peers) - used,
-		    "%s%s", used ? ", " : "", p->name);
-	}
+	if (p != NULL)
+		watch_name(r, p);
 	if (!r->hang) {
 		r->hang = true;
 		snprintf(r->hang_why, sizeof(r->hang_why), "%s", why);
@@ -156,6 +163,30 @@ watch_verdicts(struct run *r)
 }
 
 /*
+ * A trip names the peer that missed a bound, but a fleet stall can come
+ * first (nothing moved for --stall-s while a hello to a stuck peer was
+ * still inside its bound).  So after the verdicts, every peer the scenario
+ * did not pause is named too when it is stopped from outside (state T) or
+ * found stuck without having answered a hello for WATCH_QUIET_MS.
+ */
+static void
+watch_blame(struct run *r)
+{
+	uint64_t now = clock_mono_ms();
+
+	for (int i = 0; i < r->fleet.npeers; i++) {
+		struct peer *p = r->fleet.peers[i];
+
+		if (p->stuck || p->state != PEER_RUNNING ||
+		    strncmp(p->verdict, "stuck", 5) != 0)
+			continue;
+		if (strstr(p->verdict, "stopped") != NULL || (p->hello_inflight &&
+		    now - p->answered_ms >= WATCH_QUIET_MS))
+			watch_name(r, p);
+	}
+}
+
+/*
  * After a trip, with the loop stopped: tell starved from stuck, capture
  * every peer into hang/, and end the run with an error naming the peers.
  */
@@ -165,6 +196,7 @@ watch_capture(struct run *r)
 	char names[900] = "";
 
 	watch_verdicts(r);
+	watch_blame(r);
 	r->hang_done = true;
 	for (int i = 0; i < r->fleet.npeers; i++) {
 		struct peer *p = r->fleet.peers[i];

@@ -30,7 +30,7 @@ def step_started(d, name):
     return False
 
 
-def stop_during(out, steps, step, victim, peers=3):
+def stop_during(out, steps, step, victim, peers=3, stall_s=STALL_S):
     """Run steps; SIGSTOP peer victim once step has started.  Returns the
     exit status, stderr, the run directory and the seconds from the stop
     to the end of the run."""
@@ -38,7 +38,7 @@ def stop_during(out, steps, step, victim, peers=3):
         st.setdefault("timeout_s", STEP_S)
     s = scenario_file(out, "stopped", steps, fleet={"peers": peers})
     proc = subprocess.Popen([ORCH, s, "--out", out, "-q", "--stall-s",
-                             str(STALL_S)], stderr=subprocess.PIPE)
+                             str(stall_s)], stderr=subprocess.PIPE)
     try:
         d = wait_until(lambda: os.path.realpath(os.path.join(out, "latest"))
                        if os.path.exists(os.path.join(out, "latest"))
@@ -98,6 +98,21 @@ def test_stop_during_a_wait_visible_step():
                  {"action": "wait", "name": "seen", "until": "visible"}]
         rc, err, d, took, pids = stop_during(out, steps, "seen", 1)
         assert_captured(rc, err, d, pids, 1, "seen")
+
+
+def test_a_stall_before_the_hello_bound_still_names_the_stopped_peer():
+    with Tmp() as out:
+        # A stall of 2 s trips before a hello's 5 s bound: the stopped peer
+        # is found by its state, not by a missed answer.
+        steps = [{"action": "start"}, {"action": "wait", "until": "connected"},
+                 {"action": "fault", "partition": [[0, 1], [2]]},
+                 {"action": "write", "peer": 0, "count": 5},
+                 {"action": "wait", "name": "seen", "until": "visible"}]
+        rc, err, d, took, pids = stop_during(out, steps, "seen", 1,
+                                             stall_s=2)
+        assert_captured(rc, err, d, pids, 1, "seen")
+        _, rep = latest(os.path.dirname(d))
+        assert "no activity for 2 s" in rep["error"], rep["error"]
 
 
 def test_stop_during_a_fetch_step():
@@ -200,6 +215,7 @@ def test_scale_scenario_measures_the_start_and_a_sample_round():
 
 if __name__ == "__main__":
     run([test_stop_during_a_write_step, test_stop_during_a_wait_visible_step,
+         test_a_stall_before_the_hello_bound_still_names_the_stopped_peer,
          test_stop_during_a_fetch_step,
          test_a_pause_by_the_scenario_is_not_a_hang,
          test_unwaited_writes_lost_on_purpose_are_reported_lost,
