@@ -20,6 +20,7 @@
 #include <jansson.h>
 
 #include "jpos.h"
+#include "knob.h"
 #include "scenario.h"
 
 #define ERRLEN	1024
@@ -356,17 +357,21 @@ START_TEST(test_err_unknown_key)
 	    "\"]: "
 	    "unknown key; expected one of name, description, params, fleet, "
 	    "steps, checks, timeout_s, sample_ms");
-	refused("{\"name\": \"t\", \"description\": \"d\", \"fleet\": "
-	    "{\"peers\": 1, \"knobs\": {\"setle-ms\": 1}}}", NULL, 0,
-	    "t.json:1: fleet.knobs.setle-ms: unknown peerd flag; expected "
-	    "one of settle-ms, take-retry-ms, take-lease-ms, gossip-ms, "
-	    "tick-ms, silence-ms, ping-timeout-ms, hops, active, passive, "
-	    "shuffle-ms, lazy-ms, batch-ms, graft-ms, max-age-s, "
-	    "max-future-s, rate-burst, rate, strikes, quarantine-s, "
-	    "max-links, max-preauth, preauth-ms, max-clients, max-frame, "
-	    "max-line, max-entries, "
-	    "trace-events, log-level, test-hooks, direct-io, reconcile, "
-	    "take-mode, fleet-size, answer-wait-ms");
+	/* The list is every knob of common/knob.h, in its order. */
+	{
+		char want[2048];
+		size_t len = (size_t)snprintf(want, sizeof(want), "t.json:1: "
+		    "fleet.knobs.setle-ms: unknown peerd flag; expected one "
+		    "of ");
+
+		for (size_t i = 0; i < knob_count; i++)
+			len += (size_t)snprintf(want + len, sizeof(want) - len,
+			    "%s%s", i ? ", " : "", knob_table[i].name);
+		ck_assert(strstr(want, "settle-ms, take-retry-ms") != NULL);
+		refused("{\"name\": \"t\", \"description\": \"d\", "
+		    "\"fleet\": {\"peers\": 1, \"knobs\": {\"setle-ms\": "
+		    "1}}}", NULL, 0, want);
+	}
 }
 END_TEST
 
