@@ -34,7 +34,9 @@
 	X("take-lease-ms", take_lease_ms, U32, 1, 86400000, 30000, \
 	    "ms a taken task stays leased before it returns") \
 	X("gossip-ms", gossip_ms, U32, 10, 3600000, 1000, \
-	    "ms between two digests sent to a random member") \
+	    "ms between two repairs with a random member") \
+	X("repair-max-ms", repair_max_ms, U32, 10, 3600000, 16000, \
+	    "longest repair period, reached while repairs find nothing") \
 	X("tick-ms", tick_ms, U32, 10, 3600000, 250, \
 	    "ms between two failure-detector pings") \
 	X("silence-ms", silence_ms, U32, 100, 86400000, 30000, \

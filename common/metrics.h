@@ -69,6 +69,9 @@ struct rusage;
 	X(records_refused,	"records.refused")			\
 	X(recon_records_deferred, "recon.records_deferred")		\
 	X(recon_refused_busy,	"recon.refused_busy")			\
+	X(recon_repairs_equal,	"recon.repairs_equal")			\
+	X(recon_repairs_moved,	"recon.repairs_moved")			\
+	X(recon_repairs_failed,	"recon.repairs_failed")			\
 	X(entries_bad_signature, "records.entry_bad_signature")		\
 	X(claims_rejected,	"records.claims_rejected")		\
 	X(bad_body,		"frames.bad_body")			\

@@ -347,13 +347,32 @@ gossip_frame(struct member *from, const struct frame *f, const char **why)
 	return 0;
 }
 
+/*
+ * The repair period: --gossip-ms, doubled for every periodic repair in a
+ * row that found the replicas equal (recon_quiet), up to --repair-max-ms;
+ * one that moves a record or fails brings it back at once.
+ */
+static uint64_t
+gossip_period(void)
+{
+	uint64_t ms = pd->conf.gossip_ms;
+	unsigned q = recon_quiet();
+
+	for (unsigned i = 0; i < q && ms < pd->conf.repair_max_ms; i++)
+		ms *= 2;
+	if (ms > pd->conf.repair_max_ms)
+		ms = pd->conf.repair_max_ms > pd->conf.gossip_ms ?
+		    pd->conf.repair_max_ms : pd->conf.gossip_ms;
+	return ms;
+}
+
 void
 gossip_tick(void)
 {
 	uint64_t now = clock_mono_ms();
 	struct member *m;
 
-	if (now - last_ae_ms < pd->conf.gossip_ms)
+	if (now - last_ae_ms < gossip_period())
 		return;
 	last_ae_ms = now;
 	if (member_pick_up(&m, 1, NULL) == 1)

@@ -68,6 +68,12 @@
 #define RECON_IDLE_MS		30000
 #define RECON_SYMS_FRAME	128
 #define RECON_WINDOW		4	/* frames of symbols ahead of acks */
+/*
+ * A periodic repair between replicas at rest finds nothing, so it opens
+ * with a small first frame: twice the last periodic difference plus
+ * RECON_SYMS_FIRST symbols, and the full window only after the first ack.
+ */
+#define RECON_SYMS_FIRST	16
 #define RECON_SYMS_MAX		(1u << 18)
 #define DIGEST_POLL_MS		1
 /*
@@ -99,6 +105,8 @@ struct sess {
 	uint64_t		 sid;
 	enum recon_method	 method;
 	bool			 initiator;
+	bool			 periodic;	/* gossip's repair, not link up */
+	bool			 asked;		/* our END 1 wanted records */
 	enum sstate		 state;
 	struct item		*it;		/* snapshot, sorted by h */
 	size_t			 n;
@@ -106,6 +114,7 @@ struct sess {
 	struct riblt_enc	*enc;
 	struct riblt_dec	*dec;
 	uint64_t		 acked;		/* symbols the responder took */
+	uint64_t		 opening;	/* symbols before the first ack */
 	uint64_t		 last_ms, deadline_ms, start_us;
 	uint64_t		 rounds, records, payload;
 	uint64_t		 bytes0, recbytes0, frames0, records0;
@@ -116,6 +125,8 @@ struct sess {
 
 static TAILQ_HEAD(, sess) sessions = TAILQ_HEAD_INITIALIZER(sessions);
 static size_t nsessions;
+static uint64_t last_diff;	/* records the last periodic repair moved */
+static unsigned quiet;		/* periodic repairs in a row that found none */
 
 /* A recon frame waiting for its turn (see "The inbox" above). */
 struct inframe {
@@ -335,6 +346,34 @@ sess_new(struct member *m, uint64_t sid, enum recon_method method,
 	return s;
 }
 
+/*
+ * What a periodic repair found, for the next one's opening and for
+ * gossip's period (recon_quiet): equal sets lengthen the quiet streak;
+ * a difference, or a failure other than a busy answer, ends it.
+ */
+static void
+repair_outcome(const struct sess *s, const char *error)
+{
+	if (error == NULL && s->records == 0) {
+		pd_count(recon_repairs_equal);
+		quiet++;
+		last_diff = 0;
+	} else if (error == NULL) {
+		pd_count(recon_repairs_moved);
+		quiet = 0;
+		last_diff = s->records;
+	} else if (strcmp(error, "the other side gave up") != 0) {
+		pd_count(recon_repairs_failed);
+		quiet = 0;
+	}
+}
+
+unsigned
+recon_quiet(void)
+{
+	return quiet;
+}
+
 /* End s: report to its caller (if any) and free it. */
 static void
 sess_end(struct sess *s, const char *error)
@@ -355,6 +394,8 @@ sess_end(struct sess *s, const char *error)
 	r.payload = s->payload;
 	r.items = s->n;
 	r.ms = (double)(clock_mono_us() - s->start_us) / 1000.0;
+	if (s->periodic)
+		repair_outcome(s, error);
 	if (error != NULL)
 		trace_add("recon", "%s with %s (sid %llx) ended: %s",
 		    recon_method_name(s->method), s->m ? s->m->name : "?",
@@ -545,12 +586,16 @@ pump(struct sess *s)
 {
 	struct riblt_sym sym[RECON_SYMS_FRAME];
 
-	while (s->state == S_RUN && riblt_enc_pos(s->enc) < s->acked +
-	    RECON_WINDOW * RECON_SYMS_FRAME &&
+	uint64_t ahead = s->acked == 0 && s->opening > 0 ? s->opening :
+	    RECON_WINDOW * RECON_SYMS_FRAME;
+
+	while (s->state == S_RUN && riblt_enc_pos(s->enc) < s->acked + ahead &&
 	    riblt_enc_pos(s->enc) < RECON_SYMS_MAX) {
 		struct dcbor_buf b;
 		uint64_t at = riblt_enc_pos(s->enc);
-		size_t k = riblt_enc_next(s->enc, sym, RECON_SYMS_FRAME);
+		uint64_t room = s->acked + ahead - at;
+		size_t k = riblt_enc_next(s->enc, sym, room < RECON_SYMS_FRAME ?
+		    (size_t)room : RECON_SYMS_FRAME);
 		dcbor_buf_init(&b);
 		dcbor_put_map(&b, 4);
 		dcbor_put_cstr(&b, "n");
@@ -571,6 +616,7 @@ end_talking(struct sess *s, bool all, const uint64_t *want, size_t k)
 {
 	send_end(s->m, s->sid, 1, all, want, k);
 	s->rounds++;
+	s->asked = all || k > 0;
 	s->state = S_END1;
 }
 
@@ -612,6 +658,10 @@ start_proto(struct sess *s)
 	} else {
 		s->enc = riblt_enc_new(v, s->n, RECON_SYMS_MAX);
 		s->rounds = 1;		/* the symbol stream */
+		if (s->periodic)
+			s->opening = 2 * last_diff + RECON_SYMS_FIRST <
+			    RECON_WINDOW * RECON_SYMS_FRAME ? 2 * last_diff +
+			    RECON_SYMS_FIRST : RECON_WINDOW * RECON_SYMS_FRAME;
 		pump(s);
 	}
 	free(v);
@@ -680,6 +730,7 @@ recon_start(struct member *m, bool link_up)
 		return 0;	/* the next tick */
 	s = sess_new(m, new_sid(), (enum recon_method)pd->conf.reconcile,
 	    true);
+	s->periodic = !link_up;
 	start_proto(s);
 	return 0;
 }
@@ -979,13 +1030,19 @@ recv_end(struct member *from, struct dcbor_rd *rd)
 		s->last_ms = clock_mono_ms();
 		send_recs(s, all, want.v, want.n);
 		send_end(from, sid, 2, false, NULL, 0);
-		if (s->initiator)
+		/*
+		 * An initiator asked for nothing is done: it holds what the
+		 * responder sent before step 1, and the responder lacks none
+		 * of its items.
+		 */
+		if (s->initiator && (all || want.n > 0))
 			s->state = S_END2;
 		else
 			sess_end(s, NULL);
 		break;
 	case 2:
-		if (s == NULL || !s->initiator)
+		/* Step 3 says "applied": owed only for records asked for. */
+		if (s == NULL || (!s->initiator && s->asked))
 			send_end(from, sid, 3, false, NULL, 0);
 		if (s != NULL && s->state == S_END1)
 			sess_end(s, NULL);

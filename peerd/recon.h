@@ -61,6 +61,12 @@ void		 recon_run(struct member *m, enum recon_method method,
 /* A RECON_* frame from a member. 0, or -1 if it is malformed. */
 int		 recon_recv(struct member *from, uint32_t kind,
 		    const uint8_t *body, size_t len);
+/*
+ * Periodic repairs in a row that found the replicas equal (0 after one
+ * that moved a record or failed; always 0 with the digest): gossip.c
+ * lengthens its repair period by it.
+ */
+unsigned	 recon_quiet(void);
 /* The link to m went down: its sessions end. */
 void		 recon_link_down(struct member *m);
 
