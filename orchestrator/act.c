@@ -890,6 +890,87 @@ act_sleep(struct run *r, json_t *step, uint64_t deadline)
 	return 0;
 }
 
+/* Kinds sorted by frames sent, most first (rest's note). */
+struct rest_kind {
+	const char	*name;
+	double		 frames;
+};
+
+static int
+rest_kind_cmp(const void *x, const void *y)
+{
+	const struct rest_kind *a = x, *b = y;
+
+	return (a->frames < b->frames) - (a->frames > b->frames);
+}
+
+/*
+ * rest: sleep ms with the fleet left alone, and say what its background
+ * costs: fleet.rest_* (frames, bytes and CPU per peer per second, from
+ * the live peers' counters summed at the start and the end) and a note
+ * naming the kinds that spent the most frames.
+ */
+static int
+act_rest(struct run *r, json_t *step, uint64_t deadline)
+{
+	json_t *b, *e, *v;
+	const char *k;
+	uint64_t t0 = clock_mono_ms();
+	double s, peers;
+	struct rest_kind top[64];
+	size_t nk = 0;
+	char kinds[512] = "";
+
+	if (json_integer_value(json_object_get(step, "ms")) == 0)
+		return 0;	/* a scenario's rest turned off */
+	b = run_fleet_sum(r);
+	if (act_sleep(r, step, deadline) == -1) {
+		json_decref(b);
+		return -1;
+	}
+	e = run_fleet_sum(r);
+	s = (double)(clock_mono_ms() - t0) / 1000.0;
+	peers = json_number_value(json_object_get(e, "peers"));
+	if (peers < 1 || s <= 0 || json_number_value(json_object_get(b,
+	    "peers")) != peers) {
+		run_note(r, "rest: %g of the peers answered at the start and %g "
+		    "at the end; fleet.rest_* not measured",
+		    json_number_value(json_object_get(b, "peers")), peers);
+		json_decref(b);
+		json_decref(e);
+		return 0;
+	}
+#define REST_D(name) ((json_number_value(json_object_get(e, name)) - \
+	json_number_value(json_object_get(b, name))) / peers / s)
+	run_set_measure(r, "fleet.rest_frames_per_peer_s",
+	    REST_D("frames.out"), "frames/s");
+	run_set_measure(r, "fleet.rest_bytes_per_peer_s", REST_D("bytes.out"),
+	    "bytes/s");
+	run_set_measure(r, "fleet.rest_cpu_ms_per_peer_s",
+	    REST_D("process.cpu_s") * 1000.0, "ms");
+	json_object_foreach(e, k, v)
+		if (strncmp(k, "frames.out_by_kind.", 19) == 0 && nk < 64 &&
+		    REST_D(k) > 0) {
+			top[nk].name = k + 19;
+			top[nk++].frames = REST_D(k);
+		}
+#undef REST_D
+	qsort(top, nk, sizeof(*top), rest_kind_cmp);
+	for (size_t i = 0; i < nk && i < 6; i++) {
+		size_t used = strlen(kinds);
+
+		snprintf(kinds + used, sizeof(kinds) - used, "%s%s %.2f",
+		    i ? ", " : "", top[i].name, top[i].frames);
+	}
+	run_note(r, "rest: %.0f peers for %.1f s sent %.2f frames per peer "
+	    "per second (%s)", peers, s, json_number_value(json_object_get(
+	    json_object_get(r->measures, "fleet.rest_frames_per_peer_s"),
+	    "value")), nk ? kinds : "none");
+	json_decref(b);
+	json_decref(e);
+	return 0;
+}
+
 static int
 act_mark(struct run *r, json_t *step, uint64_t deadline)
 {

@@ -31,6 +31,7 @@
 	X(fault, fault, post_fault) \
 	X(wait, wait, post_wait) \
 	X(sleep, sleep, NULL) \
+	X(rest, sleep, NULL) \
 	X(mark, mark, NULL) \
 	X(publish, publish, NULL) \
 	X(fetch, fetch, NULL) \

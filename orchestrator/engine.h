@@ -73,6 +73,11 @@ void		 run_write_json(const char *path, json_t *j);
 void		 run_take_cpu_mark(struct run *r);
 /* Sum the fleet's counters once, when the first write step begins. */
 void		 run_write_window_open(struct run *r);
+/*
+ * The live peers' numeric counters summed (and "frames.out_by_kind.KIND",
+ * "process.cpu_s", "peers"), asked of all at once: a new object.
+ */
+json_t		*run_fleet_sum(struct run *r);
 
 /* ---- act.c: the actions ------------------------------------------------- */
 

@@ -70,6 +70,12 @@ enum measure_better { MEASURE_NONE = 0, MEASURE_LOWER = -1, MEASURE_HIGHER = 1 }
 	    "bytes sent, summed over the live peers at the end")	\
 	X("fleet.bad_frames", 0, "count", MEASURE_LOWER,		\
 	    "frames refused by the codec, summed")			\
+	X("fleet.rest_frames_per_peer_s", 0, "frames/s", MEASURE_LOWER,	\
+	    "frames sent per live peer per second during the last rest step") \
+	X("fleet.rest_bytes_per_peer_s", 0, "bytes/s", MEASURE_LOWER,	\
+	    "bytes sent per live peer per second during the last rest step") \
+	X("fleet.rest_cpu_ms_per_peer_s", 0, "ms", MEASURE_LOWER,	\
+	    "CPU ms per live peer per second during the last rest step") \
 	X("fleet.start_ms", 0, "ms", MEASURE_LOWER,			\
 	    "wall time of the last start step: every peer forked and its ready line read") \
 	X("engine.sample_round_ms", 0, "ms", MEASURE_LOWER,		\

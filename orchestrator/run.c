@@ -475,46 +475,52 @@ run_write_json(const char *path, json_t *j)
 }
 
 /*
- * The numeric counters summed over the live peers, taken when the first
- * write step begins: the write-window measures (push.*, frames per write)
- * count from there, not from the start-up handshakes.
+ * The numeric counters summed over the live peers (each frames.out_by_kind
+ * kind as "frames.out_by_kind.KIND", the process's cpu_s as
+ * "process.cpu_s", the peers that answered as "peers"): the write window
+ * and a rest step count from such a sum.
  */
 static void
-window_one(struct run *r, int index, struct peer *p, json_t *m, void *arg)
+sum_one(struct run *r, int index, struct peer *p, json_t *m, void *arg)
 {
-	json_t *sum = arg, *v;
+	json_t *sum = arg, *v, *c = json_object_get(m, "counters");
 	const char *k;
+	char key[128];
 
 	(void)r;
 	(void)index;
 	if (m == NULL || p->state != PEER_RUNNING)
 		return;
-	json_object_foreach(json_object_get(m, "counters"), k, v)
+#define SUM_ADD(name, x) json_object_set_new(sum, (name), json_real( \
+	json_number_value(json_object_get(sum, (name))) + (x)))
+	json_object_foreach(c, k, v)
 		if (json_is_number(v))
-			json_object_set_new(sum, k, json_real(
-			    json_number_value(v) + json_number_value(
-			    json_object_get(sum, k))));
-	json_object_set_new(sum, "frames.out_by_kind.rumor", json_real(
-	    json_number_value(json_object_get(sum,
-	    "frames.out_by_kind.rumor")) + json_number_value(
-	    json_object_get(json_object_get(json_object_get(m,
-	    "counters"), "frames.out_by_kind"), "rumor"))));
-	json_object_set_new(sum, "process.cpu_s", json_real(
-	    json_number_value(json_object_get(sum, "process.cpu_s")) +
-	    json_number_value(json_object_get(json_object_get(m, "process"),
-	    "cpu_s"))));
+			SUM_ADD(k, json_number_value(v));
+	json_object_foreach(json_object_get(c, "frames.out_by_kind"), k, v) {
+		snprintf(key, sizeof(key), "frames.out_by_kind.%s", k);
+		SUM_ADD(key, json_number_value(v));
+	}
+	SUM_ADD("process.cpu_s", json_number_value(json_object_get(
+	    json_object_get(m, "process"), "cpu_s")));
+	SUM_ADD("peers", 1.0);
+#undef SUM_ADD
 }
 
+json_t *
+run_fleet_sum(struct run *r)
+{
+	json_t *sum = json_object();
+
+	run_call_each(r, "metrics", NULL, CALL_MS, sum_one, sum);
+	return sum;
+}
+
+/* The write window opens when the first write step begins. */
 void
 run_write_window_open(struct run *r)
 {
-	json_t *sum;
-
-	if (r->write_base != NULL)
-		return;
-	sum = json_object();
-	run_call_each(r, "metrics", NULL, CALL_MS, window_one, sum);
-	r->write_base = sum;
+	if (r->write_base == NULL)
+		r->write_base = run_fleet_sum(r);
 }
 
 /* A counter summed at the end less its sum when the window opened. */

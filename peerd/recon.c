@@ -69,9 +69,12 @@
 #define RECON_SYMS_FRAME	128
 #define RECON_WINDOW		4	/* frames of symbols ahead of acks */
 /*
- * A periodic repair between replicas at rest finds nothing, so it opens
- * with a small first frame: twice the last periodic difference plus
- * RECON_SYMS_FIRST symbols, and the full window only after the first ack.
+ * A repair between replicas at rest finds nothing, so a session the peer
+ * starts itself (periodic or at link up; a newcomer's empty set is told
+ * by "size" in the first frame) opens with a small first frame: twice the
+ * last periodic difference plus RECON_SYMS_FIRST symbols, and the full
+ * window only after the first ack.  A reconcile command opens with the
+ * full window: it is asked for where a difference is known.
  */
 #define RECON_SYMS_FIRST	16
 #define RECON_SYMS_MAX		(1u << 18)
@@ -106,6 +109,7 @@ struct sess {
 	enum recon_method	 method;
 	bool			 initiator;
 	bool			 periodic;	/* gossip's repair, not link up */
+	bool			 probe;		/* not a command: open small */
 	bool			 asked;		/* our END 1 wanted records */
 	enum sstate		 state;
 	struct item		*it;		/* snapshot, sorted by h */
@@ -658,7 +662,7 @@ start_proto(struct sess *s)
 	} else {
 		s->enc = riblt_enc_new(v, s->n, RECON_SYMS_MAX);
 		s->rounds = 1;		/* the symbol stream */
-		if (s->periodic)
+		if (s->probe)
 			s->opening = 2 * last_diff + RECON_SYMS_FIRST <
 			    RECON_WINDOW * RECON_SYMS_FRAME ? 2 * last_diff +
 			    RECON_SYMS_FIRST : RECON_WINDOW * RECON_SYMS_FRAME;
@@ -731,6 +735,7 @@ recon_start(struct member *m, bool link_up)
 	s = sess_new(m, new_sid(), (enum recon_method)pd->conf.reconcile,
 	    true);
 	s->periodic = !link_up;
+	s->probe = true;
 	start_proto(s);
 	return 0;
 }

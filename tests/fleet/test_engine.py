@@ -213,6 +213,24 @@ def test_scale_scenario_measures_the_start_and_a_sample_round():
         assert peers == set(range(20)), peers
 
 
+def test_rest_measures_the_background_per_peer():
+    with Tmp() as out:
+        p = subprocess.run([ORCH, "scenarios/rest.json", "--set", "peers=4",
+                            "--set", "rest_ms=2000", "--out", out, "-q"],
+                           stderr=subprocess.PIPE, timeout=120)
+        assert p.returncode == 0, p.stderr.decode()
+        _, rep = latest(out)
+        m = rep["measures"]
+        for k in ("fleet.rest_frames_per_peer_s", "fleet.rest_bytes_per_peer_s",
+                  "fleet.rest_cpu_ms_per_peer_s"):
+            assert k in m and m[k]["value"] >= 0, (k, m.get(k))
+        # Four peers at rest still repair: some frames, and the note names
+        # the kinds they were.
+        assert m["fleet.rest_frames_per_peer_s"]["value"] > 0, m
+        notes = [n for n in rep["notes"] if n.startswith("rest: 4 peers")]
+        assert notes and "recon_" in notes[0], rep["notes"]
+
+
 if __name__ == "__main__":
     run([test_stop_during_a_write_step, test_stop_during_a_wait_visible_step,
          test_a_stall_before_the_hello_bound_still_names_the_stopped_peer,
@@ -220,4 +238,5 @@ if __name__ == "__main__":
          test_a_pause_by_the_scenario_is_not_a_hang,
          test_unwaited_writes_lost_on_purpose_are_reported_lost,
          test_unwaited_writes_that_arrive_are_counted_and_none_lost,
-         test_scale_scenario_measures_the_start_and_a_sample_round])
+         test_scale_scenario_measures_the_start_and_a_sample_round,
+         test_rest_measures_the_background_per_peer])

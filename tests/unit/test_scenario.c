@@ -20,6 +20,7 @@
 #include <jansson.h>
 
 #include "jpos.h"
+#include "action.h"
 #include "knob.h"
 #include "scenario.h"
 
@@ -149,8 +150,12 @@ END_TEST
 START_TEST(test_golden_swarm) { golden("swarm"); }
 END_TEST
 START_TEST(test_golden_scale) { golden("scale"); }
+END_TEST
 START_TEST(test_golden_reconcile) { golden("reconcile"); }
+END_TEST
 START_TEST(test_golden_partition_takes) { golden("partition_takes"); }
+END_TEST
+START_TEST(test_golden_rest) { golden("rest"); }
 END_TEST
 
 START_TEST(test_set_overrides)
@@ -539,9 +544,23 @@ START_TEST(test_err_action)
 	char *t = with_steps("  {\"action\": \"start\"},\n"
 	    "  {\"action\": \"explode\"}", "");
 
-	refused(t, NULL, 0, "t.json:6: steps[1].action: expected an action: "
-	    "start, stop, kill, pause, resume, restart, join, connect, write, "
-	    "take, fault, wait, sleep, mark, publish, fetch, reconcile, got \"explode\"");
+	{
+		/* Every row of ACTIONS() (action.h), in its order. */
+#define ACTION_NAME(name, fields, check) #name,
+		static const char *const names[] = { ACTIONS(ACTION_NAME) };
+#undef ACTION_NAME
+		char want[1024];
+		size_t len = (size_t)snprintf(want, sizeof(want), "t.json:6: "
+		    "steps[1].action: expected an action: ");
+
+		for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+			len += (size_t)snprintf(want + len, sizeof(want) - len,
+			    "%s%s", names[i], i + 1 < sizeof(names) /
+			    sizeof(names[0]) ? ", " : "");
+		snprintf(want + len, sizeof(want) - len, ", got \"explode\"");
+		ck_assert(strstr(want, "start, stop, kill") != NULL);
+		refused(t, NULL, 0, want);
+	}
 	free(t);
 	t = with_steps("  {\"action\": \"fault\", \"drop\": 0.1, \"clear\": "
 	    "true}", "");
@@ -754,6 +773,7 @@ scenario_suite(void)
 	tcase_add_test(tc, test_golden_scale);
 	tcase_add_test(tc, test_golden_reconcile);
 	tcase_add_test(tc, test_golden_partition_takes);
+	tcase_add_test(tc, test_golden_rest);
 	tcase_add_test(tc, test_set_overrides);
 	tcase_add_test(tc, test_substitution_types);
 	tcase_add_test(tc, test_actions_defaults);
