@@ -27,7 +27,7 @@
  *
  * The inbox: records are verified (an Ed25519 check, about 85 us, for
  * every entry new to the replica), so a frame of them is applied in
- * slices of RECON_APPLY_SLICE per loop turn, not in one callback.  Every
+ * slices of INBOX_SLICE per loop turn (inbox.c), not in one callback.  Every
  * recon frame that arrives while records wait is queued behind them, so
  * frames are still handled in the order they came and a session still
  * sees every record the other side sent before its next protocol frame.
@@ -35,7 +35,7 @@
  * Bounds: at most RECON_SESSIONS sessions, one initiated and one answered
  * per member; RECON_ROUNDS protocol frames each; a responder takes at
  * most RECON_SYMS_MAX symbols (fewer for small sets); an idle session
- * ends after RECON_IDLE_MS; the inbox holds at most RECON_INBOX_MAX bytes
+ * ends after RECON_IDLE_MS; the inbox holds at most INBOX_MAX bytes
  * of frames (over it, a frame is dropped and counted, and the next
  * repair fetches what it held).
  */
@@ -51,6 +51,7 @@
 #include "frame.h"
 #include "gossip.h"
 #include "hlc.h"
+#include "inbox.h"
 #include "link.h"
 #include "log.h"
 #include "member.h"
@@ -84,8 +85,6 @@
  * 85 us) inside one callback, so smaller frames keep its loop answering.
  */
 #define RECON_RECS_MAX		(512u << 10)
-#define RECON_APPLY_SLICE	64	/* records applied per loop turn */
-#define RECON_INBOX_MAX		(256u << 20)
 
 static const char *const method_names[] = { "digest", "negentropy",
     "riblt" };
@@ -132,22 +131,6 @@ static size_t nsessions;
 static uint64_t last_diff;	/* records the last periodic repair moved */
 static unsigned quiet;		/* periodic repairs in a row that found none */
 
-/* A recon frame waiting for its turn (see "The inbox" above). */
-struct inframe {
-	TAILQ_ENTRY(inframe)	 entry;
-	struct member		*from;	/* members live until shutdown */
-	uint32_t		 kind;
-	uint8_t			*body;
-	size_t			 len;
-	bool			 started;	/* RECS: session looked up */
-	struct sess		*s;		/* RECS: NULL once it ended */
-	struct dcbor_rd		 rd;		/* RECS: at the next record */
-	uint64_t		 left;		/* RECS: records to apply */
-};
-
-static TAILQ_HEAD(, inframe) inbox = TAILQ_HEAD_INITIALIZER(inbox);
-static size_t inbox_bytes, inbox_frames;
-static struct event *inbox_ev;
 
 int
 recon_method_parse(const char *name, enum recon_method *m)
@@ -406,10 +389,7 @@ sess_end(struct sess *s, const char *error)
 		    (unsigned long long)s->sid, error);
 	TAILQ_REMOVE(&sessions, s, entry);
 	nsessions--;
-	for (struct inframe *f = TAILQ_FIRST(&inbox); f != NULL;
-	    f = TAILQ_NEXT(f, entry))
-		if (f->s == s)
-			f->s = NULL;
+	inbox_forget(s);
 	if (s->done != NULL)
 		s->done(s->arg, &r);
 	event_free(s->ev);
@@ -686,14 +666,7 @@ stale_ms(void)
 static bool
 sess_stale(const struct sess *s, uint64_t now)
 {
-	const struct inframe *f;
-
-	if (now - s->last_ms < stale_ms())
-		return false;
-	TAILQ_FOREACH(f, &inbox, entry)
-		if (f->from == s->m)
-			return false;
-	return true;
+	return now - s->last_ms >= stale_ms() && !inbox_has(s->m);
 }
 
 /*
@@ -730,7 +703,7 @@ recon_start(struct member *m, bool link_up)
 	 * One session at a time, and none while records wait in the inbox:
 	 * its snapshot would lack them and fetch them again.
 	 */
-	if (m->link == NULL || sess_busy() || inbox_frames > 0)
+	if (m->link == NULL || sess_busy() || !inbox_empty())
 		return 0;	/* the next tick */
 	s = sess_new(m, new_sid(), (enum recon_method)pd->conf.reconcile,
 	    true);
@@ -1087,72 +1060,7 @@ recon_dispatch(struct member *from, uint32_t kind, const uint8_t *body,
 	}
 }
 
-/* ---- the inbox -------------------------------------------------------- */
-
-static bool
-inbox_has(const struct member *from)
-{
-	const struct inframe *f;
-
-	TAILQ_FOREACH(f, &inbox, entry)
-		if (f->from == from)
-			return true;
-	return false;
-}
-
-static void
-inbox_arm(void)
-{
-	static const struct timeval zero = { 0, 0 };
-
-	/* A zero timer runs after the loop has polled its sockets. */
-	if (inbox_ev != NULL && !TAILQ_EMPTY(&inbox) &&
-	    !evtimer_pending(inbox_ev, NULL))
-		evtimer_add(inbox_ev, &zero);
-}
-
-static void
-inframe_free(struct inframe *f)
-{
-	TAILQ_REMOVE(&inbox, f, entry);
-	inbox_bytes -= f->len;
-	inbox_frames--;
-	free(f->body);
-	free(f);
-}
-
-/* Queue a copy of a frame's body; a RECS frame with its reader at recs. */
-static void
-inbox_push(struct member *from, uint32_t kind, const uint8_t *body,
-    size_t len, struct sess *s, const uint8_t *recs, uint64_t n)
-{
-	struct inframe *f;
-
-	if (inbox_bytes + len > RECON_INBOX_MAX) {
-		pd_count_limit(RECON_INBOX);
-		trace_add("recon", "inbox full (%zu bytes): a frame from %s "
-		    "dropped", inbox_bytes, from->name);
-		return;
-	}
-	f = xcalloc(1, sizeof(*f));
-	f->from = from;
-	f->kind = kind;
-	f->body = xmalloc(len ? len : 1);
-	memcpy(f->body, body, len);
-	f->len = len;
-	if (recs != NULL) {
-		dcbor_rd_init(&f->rd, f->body + (recs - body),
-		    len - (size_t)(recs - body));
-		f->left = n;
-		f->s = s;
-		f->started = s != NULL;
-		pd_count_add(recon_records_deferred, n);
-	}
-	TAILQ_INSERT_TAIL(&inbox, f, entry);
-	inbox_bytes += len;
-	inbox_frames++;
-	inbox_arm();
-}
+/* ---- records and the inbox ------------------------------------------ */
 
 /*
  * A RECON_RECS frame: its shape checked at once (a malformed one closes
@@ -1185,87 +1093,27 @@ recs_arrive(struct member *from, const uint8_t *body, size_t len)
 	}
 	if (s != NULL)
 		s->last_ms = clock_mono_ms();
-	if (TAILQ_EMPTY(&inbox) && n <= RECON_APPLY_SLICE)
+	if (inbox_empty() && n <= INBOX_SLICE)
 		return recon_dispatch(from, FRAME_RECON_RECS, body, len);
 	inbox_push(from, FRAME_RECON_RECS, body, len, s, recs, n);
 	return 0;
 }
 
-/* Apply a RECS frame's records, at most *budget of them. */
-static void
-inbox_recs(struct inframe *f, unsigned *budget)
+/* The inbox's view of a session: found by sid, and a record applied. */
+static void *
+inbox_session(struct member *from, uint64_t sid)
 {
-	uint64_t sid, n;
-
-	if (!f->started) {
-		/* Its session began in a frame that waited before it. */
-		f->started = true;
-		dcbor_rd_init(&f->rd, f->body, f->len);
-		(void)dcbor_get_map(&f->rd, &n);
-		(void)dcbor_get_key(&f->rd, "sid");
-		(void)dcbor_get_uint(&f->rd, &sid);
-		(void)dcbor_get_key(&f->rd, "recs");
-		(void)dcbor_get_array(&f->rd, &f->left);
-		if ((f->s = sess_find(f->from, sid)) == NULL) {
-			pd_count_reject(UNASKED_DELTA);
-			f->left = 0;
-			return;
-		}
-	}
-	while (f->left > 0 && *budget > 0) {
-		const uint8_t *p = f->rd.p;
-
-		if (replica_apply_record(f->from, &f->rd) == -1) {
-			pd_count(bad_body);
-			trace_add("recon", "a malformed record from %s: the "
-			    "rest of its frame dropped", f->from->name);
-			f->left = 0;
-			return;
-		}
-		f->left--;
-		(*budget)--;
-		if (f->s != NULL) {
-			f->s->records++;
-			f->s->payload += (uint64_t)(f->rd.p - p);
-			f->s->last_ms = clock_mono_ms();
-		}
-	}
+	return sess_find(from, sid);
 }
 
-/* One turn: RECON_APPLY_SLICE records, and the frames queued among them. */
 static void
-inbox_cb(evutil_socket_t fd, short what, void *arg)
+inbox_applied(void *arg, uint64_t bytes)
 {
-	struct inframe *f;
-	unsigned budget = RECON_APPLY_SLICE;
+	struct sess *s = arg;
 
-	(void)fd;
-	(void)what;
-	(void)arg;
-	while (budget > 0 && (f = TAILQ_FIRST(&inbox)) != NULL) {
-		if (f->kind == FRAME_RECON_RECS) {
-			inbox_recs(f, &budget);
-			if (f->left == 0)
-				inframe_free(f);
-			continue;
-		}
-		/* Out of the queue first: the handler may look at it. */
-		TAILQ_REMOVE(&inbox, f, entry);
-		inbox_bytes -= f->len;
-		inbox_frames--;
-		/* A protocol frame from a link since gone starts nothing. */
-		if (f->from->link != NULL && recon_dispatch(f->from, f->kind,
-		    f->body, f->len) == -1) {
-			pd_count(bad_body);
-			trace_add("recon", "a malformed frame (kind %u) from %s "
-			    "after waiting in the inbox", f->kind,
-			    f->from->name);
-		}
-		free(f->body);
-		free(f);
-		budget--;
-	}
-	inbox_arm();
+	s->records++;
+	s->payload += bytes;
+	s->last_ms = clock_mono_ms();
 }
 
 int
@@ -1274,7 +1122,7 @@ recon_recv(struct member *from, uint32_t kind, const uint8_t *body,
 {
 	if (kind == FRAME_RECON_RECS)
 		return recs_arrive(from, body, len);
-	if (TAILQ_EMPTY(&inbox))
+	if (inbox_empty())
 		return recon_dispatch(from, kind, body, len);
 	inbox_push(from, kind, body, len, NULL, NULL, 0);
 	return 0;
@@ -1295,11 +1143,12 @@ recon_link_down(struct member *m)
 void
 recon_init(void)
 {
+	static const struct inbox_ops ops = { recon_dispatch, inbox_session,
+	    inbox_applied };
+
 	TAILQ_INIT(&sessions);
 	nsessions = 0;
-	TAILQ_INIT(&inbox);
-	inbox_bytes = inbox_frames = 0;
-	inbox_ev = evtimer_new(pd->base, inbox_cb, NULL);
+	inbox_init(&ops);
 }
 
 void
@@ -1307,9 +1156,5 @@ recon_free(void)
 {
 	while (!TAILQ_EMPTY(&sessions))
 		sess_end(TAILQ_FIRST(&sessions), "shutdown");
-	while (!TAILQ_EMPTY(&inbox))
-		inframe_free(TAILQ_FIRST(&inbox));
-	if (inbox_ev != NULL)
-		event_free(inbox_ev);
-	inbox_ev = NULL;
+	inbox_free();
 }
