@@ -89,14 +89,17 @@ def test_stop_during_a_write_step():
         assert_captured(rc, err, d, pids, 0, "flood")
 
 
+def unseen_steps():
+    """p2 is cut off, so "visible" cannot hold and the step keeps asking."""
+    return [{"action": "start"}, {"action": "wait", "until": "connected"},
+            {"action": "fault", "partition": [[0, 1], [2]]},
+            {"action": "write", "peer": 0, "count": 5},
+            {"action": "wait", "name": "seen", "until": "visible"}]
+
+
 def test_stop_during_a_wait_visible_step():
     with Tmp() as out:
-        # p2 is cut off, so "visible" cannot hold and the step keeps asking.
-        steps = [{"action": "start"}, {"action": "wait", "until": "connected"},
-                 {"action": "fault", "partition": [[0, 1], [2]]},
-                 {"action": "write", "peer": 0, "count": 5},
-                 {"action": "wait", "name": "seen", "until": "visible"}]
-        rc, err, d, took, pids = stop_during(out, steps, "seen", 1)
+        rc, err, d, took, pids = stop_during(out, unseen_steps(), "seen", 1)
         assert_captured(rc, err, d, pids, 1, "seen")
 
 
@@ -104,11 +107,7 @@ def test_a_stall_before_the_hello_bound_still_names_the_stopped_peer():
     with Tmp() as out:
         # A stall of 2 s trips before a hello's 5 s bound: the stopped peer
         # is found by its state, not by a missed answer.
-        steps = [{"action": "start"}, {"action": "wait", "until": "connected"},
-                 {"action": "fault", "partition": [[0, 1], [2]]},
-                 {"action": "write", "peer": 0, "count": 5},
-                 {"action": "wait", "name": "seen", "until": "visible"}]
-        rc, err, d, took, pids = stop_during(out, steps, "seen", 1,
+        rc, err, d, took, pids = stop_during(out, unseen_steps(), "seen", 1,
                                              stall_s=2)
         assert_captured(rc, err, d, pids, 1, "seen")
         _, rep = latest(os.path.dirname(d))
