@@ -190,6 +190,7 @@ publish_blob(const struct publish_req *r, json_t **result, char *msg,
 		goto out;
 	}
 	c = content_new(cid);
+	swarm_wake();
 	content_dir_of(c, dir, sizeof(dir));
 	ps = pstore_adopt(dir, enc.data, enc.len, stage, err, sizeof(err));
 	dcbor_buf_free(&enc);

@@ -819,6 +819,23 @@ swarm_tick(evutil_socket_t fd, short ev, void *arg)
 			stall_report(c, now);
 		picker_pump(c);
 	}
+	/* Nothing held: no wake-ups until there is (swarm_wake). */
+	if (content_first() == NULL)
+		event_del(tick_ev);
+}
+
+/*
+ * Content was added: run the tick every SWARM_TICK_MS while any is held.
+ * A peer that holds none (most peers of a gossip or takes fleet) then
+ * wakes only for its own tick, not 10 times a second for the swarm's.
+ */
+void
+swarm_wake(void)
+{
+	struct timeval tv = { 0, SWARM_TICK_MS * 1000 };
+
+	if (tick_ev != NULL && !event_pending(tick_ev, EV_TIMEOUT, NULL))
+		event_add(tick_ev, &tv);
 }
 
 /* ---- start and stop ----------------------------------------------------- */
@@ -876,6 +893,7 @@ swarm_load(void)
 			continue;
 		}
 		c = content_new(cid);
+		swarm_wake();
 		c->resumed = true;
 		content_attach(c, ps);
 		if (c->state == CS_COMPLETE)
@@ -900,7 +918,8 @@ swarm_init(void)
 	content_init();
 	swarm_load();
 	tick_ev = event_new(pd->base, -1, EV_PERSIST, swarm_tick, NULL);
-	event_add(tick_ev, &tv);
+	if (content_first() != NULL)
+		event_add(tick_ev, &tv);
 	link_register(FRAME_QUERY, swarm_frame);
 	link_register(FRAME_QUERY_HIT, swarm_frame);
 	link_register(FRAME_HAVE, swarm_frame);
@@ -968,6 +987,7 @@ swarm_fetch(const struct swarm_fetch_req *r, swarm_done_fn done, void *arg)
 	}
 	if ((c = content_find(cid)) == NULL) {
 		c = content_new(cid);
+		swarm_wake();
 		fresh = true;
 	}
 	c->limit = (uint32_t)limit;

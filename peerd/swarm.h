@@ -48,6 +48,8 @@ struct member;
 void	 swarm_init(void);
 /* Answer waiting requests, flush and close every store. */
 void	 swarm_free(void);
+/* Content was added: the swarm's tick runs while any is held. */
+void	 swarm_wake(void);
 /*
  * Dispatch a QUERY, QUERY_HIT, HAVE, BLOCK_WANT or BLOCK body from m, with
  * the frame's detached payload (a BLOCK's piece; NULL otherwise), which no
