@@ -51,6 +51,8 @@
 	    "addresses of the passive view") \
 	X("shuffle-ms", shuffle_ms, U32, 100, 3600000, 10000, \
 	    "ms between two SHUFFLEs of the passive view") \
+	X("swap-ms", swap_ms, U32, 100, 3600000, 60000, \
+	    "ms between two swaps of an active link for a passive peer") \
 	X("lazy-ms", lazy_ms, U32, 1, 60000, 250, \
 	    "ms between two IHAVE batches on a lazy link") \
 	X("batch-ms", batch_ms, U32, 0, 10000, 0, \

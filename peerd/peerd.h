@@ -58,6 +58,7 @@ struct peerd_conf {
 	uint32_t	 active;	/* active view: links kept */
 	uint32_t	 passive;	/* passive view: addresses kept */
 	uint32_t	 shuffle_ms;
+	uint32_t	 swap_ms;
 	uint32_t	 lazy_ms;	/* IHAVE batches leave this often */
 	uint32_t	 batch_ms;	/* rumors to one link: one frame per */
 	uint32_t	 graft_ms;	/* an IHAVE'd id missing: GRAFT after */

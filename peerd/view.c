@@ -61,7 +61,7 @@ static size_t		 nseeds;
 static bool		 joined;	/* a link came up since the last join */
 static bool		 dirty;		/* the passive view changed: save it */
 static bool		 saved;		/* saved once since the start */
-static uint64_t		 last_shuffle_ms, last_save_ms;
+static uint64_t		 last_shuffle_ms, last_swap_ms, last_save_ms;
 
 #define VIEW_SAVE_MS	30000	/* view.addrs rewritten at most this often */
 
@@ -885,6 +885,9 @@ view_tick(void)
 		last_shuffle_ms = now;
 		if ((m = active_pick(NULL, NULL)) != NULL)
 			send_shuffle(m, false);
+	}
+	if (now - last_swap_ms >= pd->conf.swap_ms) {
+		last_swap_ms = now;
 		view_swap();
 	}
 	/* The first save soon, then at most every VIEW_SAVE_MS: each save is
@@ -929,7 +932,7 @@ view_init(void)
 	dirty = false;
 	memset(forgotten, 0, sizeof(forgotten));
 	forgotten_next = 0;
-	last_shuffle_ms = last_save_ms = clock_mono_ms();
+	last_shuffle_ms = last_swap_ms = last_save_ms = clock_mono_ms();
 	saved = false;
 	if (pd->conf.dir != NULL)
 		passive_load();

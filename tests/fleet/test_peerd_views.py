@@ -12,7 +12,8 @@ ACTIVE = 3
 N = 10
 FAST = ["--gossip-ms", "200", "--tick-ms", "50", "--ping-timeout-ms", "300",
         "--silence-ms", "1500", "--active", str(ACTIVE), "--passive", "8",
-        "--shuffle-ms", "500", "--graft-ms", "100", "--lazy-ms", "50"]
+        "--shuffle-ms", "500", "--swap-ms", "500", "--graft-ms", "100",
+        "--lazy-ms", "50"]
 
 
 def links_of(peers):
