@@ -355,6 +355,8 @@ ack_counted(bool ok)
  * queued for the same neighbour (two copies of a claim in one turn) goes
  * once.
  */
+#define TAKE_ACKS_MAX	4096		/* answers in one CLAIM_ACKS */
+
 struct ack_out {
 	uint8_t		 to[IDENTITY_ID_LEN];
 	bool		 relay;		/* a CLAIM_ACK_RELAY body */
@@ -383,7 +385,8 @@ ack_queue(const struct member *to, bool relay, bool own, bool ok,
 		    memcmp(acks_buf.data + a->off, body->data, a->len) == 0)
 			return;
 	}
-	if (acks_buf.len + body->len > pd->conf.max_frame / 4)
+	if (acks_buf.len + body->len > pd->conf.max_frame / 4 ||
+	    nacks_out == TAKE_ACKS_MAX)
 		acks_flush();		/* a list stays well under the cap */
 	if (nacks_out == acks_outsz) {
 		acks_outsz = acks_outsz ? acks_outsz * 2 : 16;
@@ -1097,8 +1100,6 @@ take_recv_relay(struct member *from, const uint8_t *body, size_t len)
  * list is parsed before any answer is acted on, so a malformed list
  * changes nothing.
  */
-#define TAKE_ACKS_MAX	4096
-
 int
 take_recv_acks(struct member *from, const uint8_t *body, size_t len)
 {
