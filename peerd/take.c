@@ -577,7 +577,7 @@ struct claim_wait {
 	bool			 sent;		/* marks taken: queued on links */
 	uint64_t		 left_ms;	/* 0: not yet left every link */
 	uint8_t			(*voters)[IDENTITY_ID_LEN];
-	size_t			 nvoters;
+	size_t			 nvoters, votersz;
 	uint32_t		 acks, nacks;	/* acks include our own */
 };
 
@@ -975,8 +975,13 @@ ack_count(const uint8_t id[ENTRY_ID_LEN], uint64_t epoch,
 	for (size_t i = 0; i < w->nvoters; i++)
 		if (memcmp(w->voters[i], voter, IDENTITY_ID_LEN) == 0)
 			return;		/* each member answers once */
-	w->voters = xreallocarray(w->voters, w->nvoters + 1,
-	    sizeof(*w->voters));
+	if (w->nvoters == w->votersz) {
+		/* Room for every member at once: one allocation per claim. */
+		w->votersz = w->votersz ? w->votersz * 2 : member_count() +
+		    pd->conf.fleet_size + 1;
+		w->voters = xreallocarray(w->voters, w->votersz,
+		    sizeof(*w->voters));
+	}
 	memcpy(w->voters[w->nvoters++], voter, IDENTITY_ID_LEN);
 	if (ok)
 		w->acks++;
