@@ -830,12 +830,51 @@ wait_adoptable(const struct template *t, uint64_t now)
 	return NULL;
 }
 
+/*
+ * The candidate of a take: the first claimable match (FIFO), or with
+ * --take-window N > 1 one of the first N, chosen by this peer's id and
+ * the take's attempt, so takers on different peers that start at once
+ * race for different entries rather than all for the head of the queue.
+ * Safety does not depend on it (the trust rule decides every race).
+ */
+#define TAKE_WINDOW_MAX	1024
+
+struct window {
+	const struct space_rec	**recs;
+	size_t			  n, max;
+};
+
+static bool
+window_add(void *arg, const struct space_rec *r)
+{
+	struct window *w = arg;
+
+	w->recs[w->n++] = r;
+	return w->n < w->max;
+}
+
+static const struct space_rec *
+take_candidate(const struct take_op *op, uint64_t now)
+{
+	static const struct space_rec *recs[TAKE_WINDOW_MAX];
+	struct window w = { recs, 0, pd->conf.take_window };
+	uint64_t h;
+
+	if (w.max <= 1 || w.max > TAKE_WINDOW_MAX)
+		return space_take_candidate(sp, op->t, now);
+	space_read_all(sp, op->t, now, window_add, &w);
+	if (w.n == 0)
+		return NULL;
+	memcpy(&h, pd->ident.id, sizeof(h));	/* a hash: uniform */
+	return recs[(h + op->attempts) % w.n];
+}
+
 static void
 take_try(struct take_op *op)
 {
 	uint64_t now = now_ms();
 	struct claim_wait *w;
-	struct space_rec *r;
+	const struct space_rec *r;
 	struct crdt_claim c;
 	struct hlc_stamp st;
 	struct dcbor_buf b;
@@ -847,7 +886,7 @@ take_try(struct take_op *op)
 		take_check(op);
 		return;
 	}
-	r = space_take_candidate(sp, op->t, now);
+	r = take_candidate(op, now);
 	if (r == NULL) {
 		if (now >= op->deadline_ms) {
 			op_done(op, NULL);

@@ -24,6 +24,7 @@
 #include "entry.h"
 #include "frame.h"
 #include "gossip.h"
+#include "hex.h"
 #include "identity.h"
 #include "link.h"
 #include "log.h"
@@ -375,6 +376,56 @@ START_TEST(batched_claims_wait_for_every_live_member)
 }
 END_TEST
 
+/* The index of the one task read no longer sees (our claim hides it). */
+static int
+claimed_task(void)
+{
+	struct template *t = template_new("task#v1");
+	json_t *res = replica_read(t, true, TASKS), *e;
+	char hex[2 * ENTRY_ID_LEN + 1];
+	int found = -1;
+	size_t k;
+
+	template_free(t);
+	ck_assert_uint_eq(json_array_size(json_object_get(res, "entries")),
+	    TASKS - 1);
+	for (unsigned i = 0; i < TASKS; i++) {
+		bool seen = false;
+
+		hex_encode(task[i], ENTRY_ID_LEN, hex);
+		json_array_foreach(json_object_get(res, "entries"), k, e)
+			if (strcmp(json_string_value(json_object_get(e, "id")),
+			    hex) == 0)
+				seen = true;
+		if (!seen)
+			found = (int)i;
+	}
+	json_decref(res);
+	return found;
+}
+
+/*
+ * --take-window: 1 takes the head of the queue; N takes the entry at this
+ * peer's offset (its id's first 8 bytes, then one more per attempt) among
+ * the first N claimable ones.
+ */
+START_TEST(take_window_picks_by_this_peers_id)
+{
+	uint64_t h;
+
+	take_start(template_new("task#v1"), 5000, take_done, NULL);
+	ck_assert_int_eq(claimed_task(), 0);
+	take_cancel();
+	teardown();
+	setup();
+	pd->conf.take_window = 3;
+	take_start(template_new("task#v1"), 5000, take_done, NULL);
+	memcpy(&h, pd->ident.id, sizeof(h));
+	ck_assert_uint_ne(h % 3, 0);	/* else the two cases could not differ */
+	ck_assert_int_eq(claimed_task(), (int)(h % 3));
+}
+END_TEST
+
 /* A list with a bad item changes nothing: its good answers do not count. */
 START_TEST(a_bad_list_changes_nothing)
 {
@@ -417,6 +468,7 @@ take_suite(void)
 	tcase_add_test(tc, batched_claims_wait_for_left_answered_settled);
 	tcase_add_test(tc, batched_claims_wait_for_every_live_member);
 	tcase_add_test(tc, a_bad_list_changes_nothing);
+	tcase_add_test(tc, take_window_picks_by_this_peers_id);
 	suite_add_tcase(s, tc);
 	return s;
 }
