@@ -359,7 +359,8 @@ START_TEST(test_err_unknown_key)
 	refused("{\"name\": \"t\", \"description\": \"d\", \"fleet\": "
 	    "{\"peers\": 1, \"knobs\": {\"setle-ms\": 1}}}", NULL, 0,
 	    "t.json:1: fleet.knobs.setle-ms: unknown peerd flag; expected "
-	    "one of settle-ms, take-retry-ms, take-lease-ms, gossip-ms, "
+	    "one of settle-ms, take-retry-ms, take-window, take-lease-ms, "
+	    "gossip-ms, "
 	    "tick-ms, silence-ms, ping-timeout-ms, hops, active, passive, "
 	    "shuffle-ms, lazy-ms, batch-ms, graft-ms, max-age-s, "
 	    "max-future-s, rate-burst, rate, strikes, quarantine-s, "
