@@ -72,7 +72,8 @@ struct dcbor_buf;
 	X(RECON_RECS, 27, "recon_recs")				\
 	X(RECON_END, 28, "recon_end")				\
 	X(CLAIM_ACK, 29, "claim_ack")				\
-	X(CLAIM_ACK_RELAY, 30, "claim_ack_relay")
+	X(CLAIM_ACK_RELAY, 30, "claim_ack_relay")			\
+	X(CLAIM_ACKS, 31, "claim_acks")
 
 enum frame_kind {
 #define FRAME_KIND_ENUM(e, v, n) FRAME_##e = v,

@@ -31,6 +31,8 @@
 	    "ms a take waits after its claim before it keeps it") \
 	X("take-retry-ms", take_retry_ms, U32, 1, 60000, 20, \
 	    "ms between two attempts of a blocked take") \
+	X("take-window", take_window, U32, 1, 1024, 1, \
+	    "a take picks among the first N claimable matches by this peer's id (1: the first, FIFO)") \
 	X("take-lease-ms", take_lease_ms, U32, 1, 86400000, 30000, \
 	    "ms a taken task stays leased before it returns") \
 	X("gossip-ms", gossip_ms, U32, 10, 3600000, 1000, \

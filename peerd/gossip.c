@@ -54,9 +54,9 @@ gossip_queue(const uint8_t *rec, size_t len)
 }
 
 void
-gossip_send_urgent(const uint8_t *rec, size_t len)
+gossip_send_urgent(const uint8_t *recs, size_t len, size_t n)
 {
-	plumtree_send_urgent(rec, len);
+	plumtree_send_urgent(recs, len, n);
 }
 
 double
@@ -310,6 +310,8 @@ gossip_recv(struct member *from, uint32_t kind, const uint8_t *body,
 		return take_recv_ack(from, body, len);
 	case FRAME_CLAIM_ACK_RELAY:
 		return take_recv_relay(from, body, len);
+	case FRAME_CLAIM_ACKS:
+		return take_recv_acks(from, body, len);
 	case FRAME_RECON_NEG:
 	case FRAME_RECON_SYMS:
 	case FRAME_RECON_ACK:
@@ -395,6 +397,7 @@ gossip_init(void)
 	link_register(FRAME_PRUNE, gossip_frame);
 	link_register(FRAME_CLAIM_ACK, gossip_frame);
 	link_register(FRAME_CLAIM_ACK_RELAY, gossip_frame);
+	link_register(FRAME_CLAIM_ACKS, gossip_frame);
 	link_observe(gossip_link);
 	link_register(FRAME_RECON_NEG, gossip_frame);
 	link_register(FRAME_RECON_SYMS, gossip_frame);

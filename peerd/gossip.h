@@ -55,10 +55,11 @@ double	gossip_tree_degree(void);
 /* Send m the digest now (recon.c measures a digest round with it). */
 void	gossip_digest(struct member *m);
 /*
- * Send one encoded record now, as a rumor of its own on the urgent lane of
- * every link (claims and completions: they never wait behind a batch).
+ * Send n encoded records (concatenated) now, as one rumor on the urgent
+ * lane of every link (a loop turn's claims and completions: they never
+ * wait behind a bulk batch).
  */
-void	gossip_send_urgent(const uint8_t *rec, size_t len);
+void	gossip_send_urgent(const uint8_t *recs, size_t len, size_t n);
 /* Called every tick: anti-entropy when the period has passed. */
 void	gossip_tick(void);
 

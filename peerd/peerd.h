@@ -46,6 +46,7 @@ struct peerd_conf {
 	/* timing (the knob table of docs/scenarios.md), milliseconds */
 	uint32_t	 settle_ms;
 	uint32_t	 take_retry_ms;
+	uint32_t	 take_window;	/* candidates a take picks among */
 	uint32_t	 take_lease_ms;
 	uint32_t	 gossip_ms;
 	uint32_t	 repair_max_ms;

@@ -614,9 +614,9 @@ pt_flush(evutil_socket_t fd, short ev, void *arg)
 }
 
 void
-plumtree_send_urgent(const uint8_t *rec, size_t len)
+plumtree_send_urgent(const uint8_t *recs, size_t len, size_t n)
 {
-	rumor_start(rec, len, 1, true);
+	rumor_start(recs, len, n, true);
 }
 
 void

@@ -17,8 +17,8 @@ void	plumtree_init(void);
 void	plumtree_free(void);
 /* Queue one encoded record for the next rumor of this loop turn. */
 void	plumtree_queue(const uint8_t *rec, size_t len);
-/* One record as a rumor of its own on the urgent lane of every link. */
-void	plumtree_send_urgent(const uint8_t *rec, size_t len);
+/* n records (concatenated) as one rumor on the urgent lane of every link. */
+void	plumtree_send_urgent(const uint8_t *recs, size_t len, size_t n);
 /* A RUMOR, IHAVE, GRAFT or PRUNE body from an UP link. 0, or -1 malformed. */
 int	plumtree_recv(struct member *from, uint32_t kind, const uint8_t *body,
 	    size_t len);

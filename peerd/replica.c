@@ -145,16 +145,75 @@ spread(const uint8_t id[ENTRY_ID_LEN])
 	gossip_queue(recbuf.data, recbuf.len);
 }
 
+/*
+ * The urgent lane's turn: the ids of the records (claims, completions) to
+ * send at the end of this loop turn, each once, as one rumor; then take.c
+ * sends the turn's answers (docs/protocol.md 6.3).  The flush runs from
+ * the active queue after what is already active in it (a worker's next
+ * take after its completion, the other frames of a read), requeued behind
+ * them at most URGENT_DEFER times, so it never waits for a poll.
+ */
+#define URGENT_DEFER	4
+
+static uint8_t			(*urg_ids)[ENTRY_ID_LEN];
+static size_t			 nurg, urgsz;
+static struct event		*urg_ev;
+static unsigned			 urg_deferred;
+
+static void
+urgent_flush(evutil_socket_t fd, short ev, void *arg)
+{
+	struct space_rec *r;
+	size_t n = 0;
+
+	(void)fd;
+	(void)ev;
+	(void)arg;
+	if (urg_deferred < URGENT_DEFER &&
+	    event_base_get_num_events(pd->base, EVENT_BASE_COUNT_ACTIVE) > 0) {
+		urg_deferred++;
+		event_active(urg_ev, EV_TIMEOUT, 0);
+		return;
+	}
+	urg_deferred = 0;
+	dcbor_buf_reset(&recbuf);
+	for (size_t i = 0; i < nurg; i++) {
+		if ((r = space_get(sp, urg_ids[i])) == NULL)
+			continue;
+		if (n > 0 && recbuf.len > pd->conf.max_frame / 4) {
+			/* A rumor stays well under the frame cap. */
+			gossip_send_urgent(recbuf.data, recbuf.len, n);
+			dcbor_buf_reset(&recbuf);
+			n = 0;
+		}
+		space_rec_encode(&recbuf, r);
+		n++;
+	}
+	nurg = 0;
+	if (n > 0)
+		gossip_send_urgent(recbuf.data, recbuf.len, n);
+	take_turn_sent();
+}
+
+void
+replica_urgent_soon(void)
+{
+	if (urg_ev != NULL)
+		event_active(urg_ev, EV_TIMEOUT, 0);
+}
+
 void
 replica_spread_urgent(const uint8_t id[ENTRY_ID_LEN])
 {
-	struct space_rec *r = space_get(sp, id);
-
-	if (r == NULL)
-		return;
-	dcbor_buf_reset(&recbuf);
-	space_rec_encode(&recbuf, r);
-	gossip_send_urgent(recbuf.data, recbuf.len);
+	for (size_t i = 0; i < nurg; i++)
+		if (memcmp(urg_ids[i], id, ENTRY_ID_LEN) == 0)
+			return;		/* sent as it stands at the flush */
+	if (nurg == urgsz) {
+		urgsz = urgsz ? urgsz * 2 : 16;
+		urg_ids = xreallocarray(urg_ids, urgsz, sizeof(*urg_ids));
+	}
+	memcpy(urg_ids[nurg++], id, ENTRY_ID_LEN);
+	replica_urgent_soon();
 }
 
 /* ---- remote records ---------------------------------------------------- */
@@ -670,6 +729,7 @@ replica_init(void)
 	sp = space_new(pd->ident.node, pd->ident.id, pd->conf.max_entries);
 	space_set_event_cb(sp, replica_event, NULL);
 	dcbor_buf_init(&recbuf);
+	urg_ev = event_new(pd->base, -1, 0, urgent_flush, NULL);
 	gossip_init();
 	take_init(sp);
 }
@@ -678,6 +738,13 @@ void
 replica_free(void)
 {
 	take_free();
+	if (urg_ev != NULL)
+		event_free(urg_ev);
+	urg_ev = NULL;
+	free(urg_ids);
+	urg_ids = NULL;
+	nurg = urgsz = 0;
+	urg_deferred = 0;
 	gossip_free();
 	space_free(sp);
 	sp = NULL;

@@ -84,8 +84,13 @@ size_t	replica_count(void);
 size_t	replica_visible(void);
 /* An entry as JSON (the control socket's form). */
 json_t	*replica_entry_json(const void *space_rec);
-/* Send id's current record at once on every link's urgent lane (claims,
- * completions), not in the next batch. */
+/*
+ * Send id's record on every link's urgent lane (claims, completions) at the
+ * end of this loop turn, in one rumor with the turn's others, as it stands
+ * then; never in a bulk batch.
+ */
 void	replica_spread_urgent(const uint8_t id[ENTRY_ID_LEN]);
+/* Flush the urgent lane at the end of this turn (take.c's answers wait). */
+void	replica_urgent_soon(void);
 
 #endif

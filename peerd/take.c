@@ -348,9 +348,124 @@ ack_counted(bool ok)
 }
 
 /*
- * Answer holder's claim (epoch) on id: a CLAIM_ACK { "ok", "entry",
- * "epoch" } on the urgent lane of a direct link, which the link's frame
- * signature authenticates; with no direct link, a CLAIM_ACK_RELAY signed
+ * The answers of this loop turn, by neighbour: they leave at the turn's
+ * end (take_turn_sent, after the turn's claims), all of one neighbour's in
+ * one frame: a CLAIM_ACKS list when there are several, else the answer's
+ * own kind (docs/protocol.md 6.3).  An answer identical to one already
+ * queued for the same neighbour (two copies of a claim in one turn) goes
+ * once.
+ */
+#define TAKE_ACKS_MAX	4096		/* answers in one CLAIM_ACKS */
+
+struct ack_out {
+	uint8_t		 to[IDENTITY_ID_LEN];
+	bool		 relay;		/* a CLAIM_ACK_RELAY body */
+	bool		 own;		/* our answer, not one passed on */
+	bool		 ok;
+	bool		 done;		/* sent with an earlier one */
+	size_t		 off, len;	/* the body, in acks_buf */
+};
+
+static struct ack_out	*acks_out;
+static size_t		 nacks_out, acks_outsz;
+static struct dcbor_buf	 acks_buf, acks_frame;
+
+static void	acks_flush(void);
+
+static void
+ack_queue(const struct member *to, bool relay, bool own, bool ok,
+    const struct dcbor_buf *body)
+{
+	struct ack_out *a;
+
+	for (size_t i = 0; i < nacks_out; i++) {
+		a = &acks_out[i];
+		if (a->relay == relay && a->len == body->len &&
+		    memcmp(a->to, to->id, IDENTITY_ID_LEN) == 0 &&
+		    memcmp(acks_buf.data + a->off, body->data, a->len) == 0)
+			return;
+	}
+	if (acks_buf.len + body->len > pd->conf.max_frame / 4 ||
+	    nacks_out == TAKE_ACKS_MAX)
+		acks_flush();		/* a list stays well under the cap */
+	if (nacks_out == acks_outsz) {
+		acks_outsz = acks_outsz ? acks_outsz * 2 : 16;
+		acks_out = xreallocarray(acks_out, acks_outsz,
+		    sizeof(*acks_out));
+	}
+	a = &acks_out[nacks_out++];
+	memcpy(a->to, to->id, IDENTITY_ID_LEN);
+	a->relay = relay;
+	a->own = own;
+	a->ok = ok;
+	a->done = false;
+	a->off = acks_buf.len;
+	a->len = body->len;
+	dcbor_put_raw(&acks_buf, body->data, body->len);
+	replica_urgent_soon();
+}
+
+static void
+ack_sent(const struct ack_out *a)
+{
+	if (a->own)
+		ack_counted(a->ok);
+	if (a->relay)
+		pd_count(claim_acks_relayed);
+}
+
+/* Send the queued answers: one frame per neighbour still linked. */
+static void
+acks_flush(void)
+{
+	struct member *m;
+	size_t n;
+
+	for (size_t i = 0; i < nacks_out; i++) {
+		struct ack_out *a = &acks_out[i];
+
+		if (a->done)
+			continue;
+		n = 1;
+		for (size_t j = i + 1; j < nacks_out; j++)
+			if (memcmp(acks_out[j].to, a->to,
+			    IDENTITY_ID_LEN) == 0)
+				n++;
+		if ((m = member_find(a->to)) == NULL || m->link == NULL)
+			;	/* gone this turn: as if the send failed */
+		else if (n == 1) {
+			if (link_send_member_urgent(m, a->relay ?
+			    FRAME_CLAIM_ACK_RELAY : FRAME_CLAIM_ACK,
+			    acks_buf.data + a->off, a->len) == 0)
+				ack_sent(a);
+		} else {
+			dcbor_buf_reset(&acks_frame);
+			dcbor_put_array(&acks_frame, n);
+			for (size_t j = i; j < nacks_out; j++)
+				if (memcmp(acks_out[j].to, a->to,
+				    IDENTITY_ID_LEN) == 0)
+					dcbor_put_raw(&acks_frame, acks_buf.data +
+					    acks_out[j].off, acks_out[j].len);
+			if (link_send_member_urgent(m, FRAME_CLAIM_ACKS,
+			    acks_frame.data, acks_frame.len) == 0)
+				for (size_t j = i; j < nacks_out; j++)
+					if (memcmp(acks_out[j].to, a->to,
+					    IDENTITY_ID_LEN) == 0)
+						ack_sent(&acks_out[j]);
+		}
+		for (size_t j = i; j < nacks_out; j++)
+			if (memcmp(acks_out[j].to, a->to, IDENTITY_ID_LEN) == 0)
+				acks_out[j].done = true;
+	}
+	nacks_out = 0;
+	dcbor_buf_reset(&acks_buf);
+}
+
+/*
+ * Answer holder's claim (epoch) on id (queued for the turn's end): a
+ * CLAIM_ACK { "ok", "entry", "epoch" } on the urgent lane of a direct
+ * link, which the link's frame signature authenticates; with no direct
+ * link, a CLAIM_ACK_RELAY signed
  * by this peer (once per claim and answer: rc caches it) toward the
  * holder, by the neighbour that delivered this copy of the claim (it
  * holds the claim, so it knows the way), else along the claim's route.
@@ -371,9 +486,7 @@ ack_send(const uint8_t id[ENTRY_ID_LEN], const struct crdt_claim *c, bool ok,
 		dcbor_put_bytes(&b, id, ENTRY_ID_LEN);
 		dcbor_put_cstr(&b, "epoch");
 		dcbor_put_uint(&b, c->epoch);
-		if (link_send_member_urgent(m, FRAME_CLAIM_ACK, b.data,
-		    b.len) == 0)
-			ack_counted(ok);
+		ack_queue(m, false, true, ok, &b);
 	} else if ((next = from != NULL ? linked(from->id, NULL) : NULL) ==
 	    NULL && (next = route_next(c->holder, id, c->epoch, NULL)) == NULL)
 		pd_count(claim_acks_unroutable);
@@ -387,11 +500,7 @@ ack_send(const uint8_t id[ENTRY_ID_LEN], const struct crdt_claim *c, bool ok,
 		}
 		relay_put(&b, ok, pd->ident.pub, rc->sig, pd->conf.hops, id,
 		    c->epoch, c->holder);
-		if (link_send_member_urgent(next, FRAME_CLAIM_ACK_RELAY,
-		    b.data, b.len) == 0) {
-			ack_counted(ok);
-			pd_count(claim_acks_relayed);
-		}
+		ack_queue(next, true, true, ok, &b);
 	}
 	dcbor_buf_free(&b);
 }
@@ -465,9 +574,10 @@ struct claim_wait {
 	uint64_t		 expiry_ms;
 	struct link_mark	*marks;
 	size_t			 nmarks;
+	bool			 sent;		/* marks taken: queued on links */
 	uint64_t		 left_ms;	/* 0: not yet left every link */
 	uint8_t			(*voters)[IDENTITY_ID_LEN];
-	size_t			 nvoters;
+	size_t			 nvoters, votersz;
 	uint32_t		 acks, nacks;	/* acks include our own */
 };
 
@@ -606,6 +716,12 @@ take_check(struct take_op *op)
 		return;
 	}
 	if (w->left_ms == 0) {
+		if (!w->sent) {
+			/* Queued for the turn's end: take_turn_sent wakes us. */
+			if (now >= w->expiry_ms)
+				take_lost(op, now);
+			return;
+		}
 		if (!link_mark_left(w->marks, w->nmarks)) {
 			if (now >= w->expiry_ms) {
 				take_lost(op, now);
@@ -714,16 +830,54 @@ wait_adoptable(const struct template *t, uint64_t now)
 	return NULL;
 }
 
+/*
+ * The candidate of a take: the first claimable match (FIFO), or with
+ * --take-window N > 1 one of the first N, chosen by this peer's id and
+ * the take's attempt, so takers on different peers that start at once
+ * race for different entries rather than all for the head of the queue.
+ * Safety does not depend on it (the trust rule decides every race).
+ */
+#define TAKE_WINDOW_MAX	1024
+
+struct window {
+	const struct space_rec	**recs;
+	size_t			  n, max;
+};
+
+static bool
+window_add(void *arg, const struct space_rec *r)
+{
+	struct window *w = arg;
+
+	w->recs[w->n++] = r;
+	return w->n < w->max;
+}
+
+static const struct space_rec *
+take_candidate(const struct take_op *op, uint64_t now)
+{
+	static const struct space_rec *recs[TAKE_WINDOW_MAX];
+	struct window w = { recs, 0, pd->conf.take_window };
+	uint64_t h;
+
+	if (w.max <= 1 || w.max > TAKE_WINDOW_MAX)
+		return space_take_candidate(sp, op->t, now);
+	space_read_all(sp, op->t, now, window_add, &w);
+	if (w.n == 0)
+		return NULL;
+	memcpy(&h, pd->ident.id, sizeof(h));	/* a hash: uniform */
+	return recs[(h + op->attempts) % w.n];
+}
+
 static void
 take_try(struct take_op *op)
 {
 	uint64_t now = now_ms();
 	struct claim_wait *w;
-	struct space_rec *r;
+	const struct space_rec *r;
 	struct crdt_claim c;
 	struct hlc_stamp st;
 	struct dcbor_buf b;
-	size_t nl;
 
 	if (pd->conf.take_mode == TAKE_QUORUM &&
 	    (w = wait_adoptable(op->t, now)) != NULL) {
@@ -732,7 +886,7 @@ take_try(struct take_op *op)
 		take_check(op);
 		return;
 	}
-	r = space_take_candidate(sp, op->t, now);
+	r = take_candidate(op, now);
 	if (r == NULL) {
 		if (now >= op->deadline_ms) {
 			op_done(op, NULL);
@@ -761,12 +915,28 @@ take_try(struct take_op *op)
 	TAILQ_INSERT_TAIL(&waits, w, entry);
 	wait_attach(op, w);
 	space_claim(sp, w->id, &c, now);
+	/* It leaves at the turn's end, with the turn's others: then marked. */
 	replica_spread_urgent(w->id);
-	nl = link_count();
-	w->marks = xcalloc(nl ? nl : 1, sizeof(*w->marks));
-	w->nmarks = link_mark_all(w->marks, nl);
-	/* Soon: the settle window runs from the moment the claim has left. */
-	take_schedule(op, 0);
+}
+
+void
+take_turn_sent(void)
+{
+	struct claim_wait *w;
+	size_t nl;
+
+	acks_flush();
+	TAILQ_FOREACH(w, &waits, entry) {
+		if (w->sent)
+			continue;
+		nl = link_count();
+		w->marks = xcalloc(nl ? nl : 1, sizeof(*w->marks));
+		w->nmarks = link_mark_all(w->marks, nl);
+		w->sent = true;
+		/* The settle window runs from the moment the claim has left. */
+		if (w->op != NULL)
+			take_schedule(w->op, 0);
+	}
 }
 
 /*
@@ -844,8 +1014,13 @@ ack_count(const uint8_t id[ENTRY_ID_LEN], uint64_t epoch,
 	for (size_t i = 0; i < w->nvoters; i++)
 		if (memcmp(w->voters[i], voter, IDENTITY_ID_LEN) == 0)
 			return;		/* each member answers once */
-	w->voters = xreallocarray(w->voters, w->nvoters + 1,
-	    sizeof(*w->voters));
+	if (w->nvoters == w->votersz) {
+		/* Room for every member at once: one allocation per claim. */
+		w->votersz = w->votersz ? w->votersz * 2 : member_count() +
+		    pd->conf.fleet_size + 1;
+		w->voters = xreallocarray(w->voters, w->votersz,
+		    sizeof(*w->voters));
+	}
 	memcpy(w->voters[w->nvoters++], voter, IDENTITY_ID_LEN);
 	if (ok)
 		w->acks++;
@@ -856,81 +1031,145 @@ ack_count(const uint8_t id[ENTRY_ID_LEN], uint64_t epoch,
 		take_check(w->op);
 }
 
+/* One answer as received: a CLAIM_ACK body, or a CLAIM_ACK_RELAY one. */
+struct answer {
+	bool		relay;
+	bool		ok;
+	uint8_t		id[ENTRY_ID_LEN];
+	uint64_t	epoch;
+	uint64_t	hops;				/* relay only */
+	uint8_t		key[IDENTITY_PUB_LEN];		/* relay only */
+	uint8_t		sig[IDENTITY_SIG_LEN];		/* relay only */
+	uint8_t		holder[IDENTITY_ID_LEN];	/* relay only */
+};
+
+/* Parse one answer body of the given kind into *a. 0, or -1 malformed. */
+static int
+answer_parse(struct answer *a, bool relay, const uint8_t *body, size_t len)
+{
+	struct dcbor_rd rd;
+	uint64_t n;
+
+	a->relay = relay;
+	dcbor_rd_init(&rd, body, len);
+	if (dcbor_get_map(&rd, &n) == -1 || n != (relay ? 7 : 3) ||
+	    dcbor_get_key(&rd, "ok") == -1 || dcbor_get_bool(&rd, &a->ok) == -1)
+		return -1;
+	if (relay && (dcbor_get_key(&rd, "key") == -1 ||
+	    dcbor_get_fixed(&rd, a->key, sizeof(a->key)) == -1 ||
+	    dcbor_get_key(&rd, "sig") == -1 ||
+	    dcbor_get_fixed(&rd, a->sig, sizeof(a->sig)) == -1 ||
+	    dcbor_get_key(&rd, "hops") == -1 ||
+	    dcbor_get_uint(&rd, &a->hops) == -1))
+		return -1;
+	if (dcbor_get_key(&rd, "entry") == -1 ||
+	    dcbor_get_fixed(&rd, a->id, sizeof(a->id)) == -1 ||
+	    dcbor_get_key(&rd, "epoch") == -1 ||
+	    dcbor_get_uint(&rd, &a->epoch) == -1)
+		return -1;
+	if (relay && (dcbor_get_key(&rd, "holder") == -1 ||
+	    dcbor_get_fixed(&rd, a->holder, sizeof(a->holder)) == -1))
+		return -1;
+	return dcbor_left(&rd) == 0 ? 0 : -1;
+}
+
+/*
+ * Act on a parsed answer from neighbour from: a direct one counts for
+ * from; a relayed one counts for its voter if it is to us and signed, else
+ * goes one hop on toward its holder.
+ */
+static void
+answer_take(struct member *from, const struct answer *a)
+{
+	struct dcbor_buf b;
+	struct member *next;
+	uint8_t voter[IDENTITY_ID_LEN];
+	int rc;
+
+	if (!a->relay) {
+		ack_count(a->id, a->epoch, from->id, a->ok);
+		return;
+	}
+	dcbor_buf_init(&b);
+	if (memcmp(a->holder, pd->ident.id, IDENTITY_ID_LEN) != 0) {
+		/* Not ours: one hop on toward the holder, if any is left. */
+		if (a->hops <= 1 || (next = route_next(a->holder, a->id,
+		    a->epoch, from)) == NULL)
+			pd_count(claim_acks_unroutable);
+		else {
+			relay_put(&b, a->ok, a->key, a->sig, a->hops - 1, a->id,
+			    a->epoch, a->holder);
+			ack_queue(next, true, false, a->ok, &b);
+		}
+		dcbor_buf_free(&b);
+		return;
+	}
+	/* Ours: the vote counts only if its voter signed it. */
+	identity_id_of(a->key, voter);
+	vote_signing_bytes(&b, a->ok, a->id, a->epoch, a->holder);
+	rc = identity_verify(a->key, b.data, b.len, a->sig);
+	dcbor_buf_free(&b);
+	if (rc != 0 || memcmp(voter, pd->ident.id, IDENTITY_ID_LEN) == 0) {
+		pd_count(claim_acks_forged);
+		return;
+	}
+	ack_count(a->id, a->epoch, voter, a->ok);
+}
+
 int
 take_recv_ack(struct member *from, const uint8_t *body, size_t len)
 {
-	struct dcbor_rd rd;
-	uint8_t id[ENTRY_ID_LEN];
-	uint64_t n, epoch;
-	bool ok;
+	struct answer a;
 
-	dcbor_rd_init(&rd, body, len);
-	if (dcbor_get_map(&rd, &n) == -1 || n != 3 ||
-	    dcbor_get_key(&rd, "ok") == -1 || dcbor_get_bool(&rd, &ok) == -1 ||
-	    dcbor_get_key(&rd, "entry") == -1 ||
-	    dcbor_get_fixed(&rd, id, sizeof(id)) == -1 ||
-	    dcbor_get_key(&rd, "epoch") == -1 ||
-	    dcbor_get_uint(&rd, &epoch) == -1 || dcbor_left(&rd) != 0)
+	if (answer_parse(&a, false, body, len) == -1)
 		return -1;
-	ack_count(id, epoch, from->id, ok);
+	answer_take(from, &a);
 	return 0;
 }
 
 int
 take_recv_relay(struct member *from, const uint8_t *body, size_t len)
 {
+	struct answer a;
+
+	if (answer_parse(&a, true, body, len) == -1)
+		return -1;
+	answer_take(from, &a);
+	return 0;
+}
+
+/*
+ * A CLAIM_ACKS list: an array of 2 to TAKE_ACKS_MAX answer bodies, each a
+ * CLAIM_ACK map (3 keys) or a CLAIM_ACK_RELAY map (7 keys).  The whole
+ * list is parsed before any answer is acted on, so a malformed list
+ * changes nothing.
+ */
+int
+take_recv_acks(struct member *from, const uint8_t *body, size_t len)
+{
 	struct dcbor_rd rd;
-	struct dcbor_buf b;
-	struct member *next;
-	uint8_t id[ENTRY_ID_LEN], key[IDENTITY_PUB_LEN], sig[IDENTITY_SIG_LEN];
-	uint8_t holder[IDENTITY_ID_LEN], voter[IDENTITY_ID_LEN];
-	uint64_t n, epoch, hops;
-	bool ok;
-	int rc;
+	struct answer *as;
+	const uint8_t *p;
+	uint64_t n;
+	size_t plen, i;
 
 	dcbor_rd_init(&rd, body, len);
-	if (dcbor_get_map(&rd, &n) == -1 || n != 7 ||
-	    dcbor_get_key(&rd, "ok") == -1 || dcbor_get_bool(&rd, &ok) == -1 ||
-	    dcbor_get_key(&rd, "key") == -1 ||
-	    dcbor_get_fixed(&rd, key, sizeof(key)) == -1 ||
-	    dcbor_get_key(&rd, "sig") == -1 ||
-	    dcbor_get_fixed(&rd, sig, sizeof(sig)) == -1 ||
-	    dcbor_get_key(&rd, "hops") == -1 ||
-	    dcbor_get_uint(&rd, &hops) == -1 ||
-	    dcbor_get_key(&rd, "entry") == -1 ||
-	    dcbor_get_fixed(&rd, id, sizeof(id)) == -1 ||
-	    dcbor_get_key(&rd, "epoch") == -1 ||
-	    dcbor_get_uint(&rd, &epoch) == -1 ||
-	    dcbor_get_key(&rd, "holder") == -1 ||
-	    dcbor_get_fixed(&rd, holder, sizeof(holder)) == -1 ||
-	    dcbor_left(&rd) != 0)
+	if (dcbor_get_array(&rd, &n) == -1 || n < 2 || n > TAKE_ACKS_MAX ||
+	    n > len)
 		return -1;
-	dcbor_buf_init(&b);
-	if (memcmp(holder, pd->ident.id, IDENTITY_ID_LEN) != 0) {
-		/* Not ours: one hop on toward the holder, if any is left. */
-		if (hops <= 1 ||
-		    (next = route_next(holder, id, epoch, from)) == NULL)
-			pd_count(claim_acks_unroutable);
-		else {
-			relay_put(&b, ok, key, sig, hops - 1, id, epoch,
-			    holder);
-			if (link_send_member_urgent(next,
-			    FRAME_CLAIM_ACK_RELAY, b.data, b.len) == 0)
-				pd_count(claim_acks_relayed);
-		}
-		dcbor_buf_free(&b);
-		return 0;
+	as = xcalloc((size_t)n, sizeof(*as));
+	for (i = 0; i < n; i++)
+		if (dcbor_get_raw(&rd, &p, &plen) == -1 || plen == 0 ||
+		    (p[0] != 0xa3 && p[0] != 0xa7) ||
+		    answer_parse(&as[i], p[0] == 0xa7, p, plen) == -1)
+			break;
+	if (i < n || dcbor_left(&rd) != 0) {
+		free(as);
+		return -1;
 	}
-	/* Ours: the vote counts only if its voter signed it. */
-	identity_id_of(key, voter);
-	vote_signing_bytes(&b, ok, id, epoch, holder);
-	rc = identity_verify(key, b.data, b.len, sig);
-	dcbor_buf_free(&b);
-	if (rc != 0 || memcmp(voter, pd->ident.id, IDENTITY_ID_LEN) == 0) {
-		pd_count(claim_acks_forged);
-		return 0;
-	}
-	ack_count(id, epoch, voter, ok);
+	for (i = 0; i < n; i++)
+		answer_take(from, &as[i]);
+	free(as);
 	return 0;
 }
 
@@ -971,6 +1210,8 @@ void
 take_init(struct space *space)
 {
 	sp = space;
+	dcbor_buf_init(&acks_buf);
+	dcbor_buf_init(&acks_frame);
 }
 
 void
@@ -985,5 +1226,10 @@ take_free(void)
 	free(won);
 	won = NULL;
 	nwon = wonsz = 0;
+	free(acks_out);
+	acks_out = NULL;
+	nacks_out = acks_outsz = 0;
+	dcbor_buf_free(&acks_buf);
+	dcbor_buf_free(&acks_frame);
 	sp = NULL;
 }

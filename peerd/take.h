@@ -4,7 +4,7 @@
  * (docs/protocol.md section 6).  It works on replica.c's space: replica.c
  * hands it the space at start-up and tells it of every verified remote
  * claim it merges; cmd.c and load.c start takes; gossip.c hands it the
- * CLAIM_ACK frames.  It remembers every take this peer believed it won so
+ * CLAIM_ACK, CLAIM_ACK_RELAY and CLAIM_ACKS frames.  It remembers every take this peer believed it won so
  * a harness can count duplicates.
  */
 #ifndef TAKE_H
@@ -53,6 +53,14 @@ int	take_recv_ack(struct member *from, const uint8_t *body, size_t len);
  * claim, else passed one hop on toward its holder. 0, or -1 if malformed.
  */
 int	take_recv_relay(struct member *from, const uint8_t *body, size_t len);
+/* A CLAIM_ACKS list of answers from a member. 0, or -1 if malformed. */
+int	take_recv_acks(struct member *from, const uint8_t *body, size_t len);
+/*
+ * The turn's urgent rumor (its claims, completions) has been queued on
+ * every link (replica.c): send the turn's answers, and the claims made in
+ * it start to wait for their links to drain.
+ */
+void	take_turn_sent(void);
 
 /* The takes this peer won, from index 'since'. */
 json_t	*take_won_json(size_t since);

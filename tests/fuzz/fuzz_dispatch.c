@@ -2,7 +2,7 @@
  * fuzz_dispatch.c: libFuzzer target for what a peer does with a frame body
  * once the handshake is over and the receiver checks have passed:
  * gossip_recv (PING, PING_REQ, ACK, RUMOR, DIGEST, PULL_RESP, CLAIM_ACK,
- * CLAIM_ACK_RELAY),
+ * CLAIM_ACK_RELAY, CLAIM_ACKS),
  * view_recv (GROUP_AD; fuzz_view takes the other membership kinds) and,
  * under RUMOR and PULL_RESP, replica_apply_record on each record.
  *
@@ -17,7 +17,8 @@
  *   bit 6     the replica starts with the records of the seed generator
  *             (so merges into existing records are reached)
  *   bit 7     the rest is a CLAIM_ACK body instead (bit 0 set: a
- *             CLAIM_ACK_RELAY body; bits 1-2 unused), with take-mode
+ *             CLAIM_ACK_RELAY body; else bit 1 set: a CLAIM_ACKS list;
+ *             bit 2 unused), with take-mode
  *             quorum and, with bit 6, a take of ours in flight on the first
  *             task (its claim waits for votes the ack may give)
  * The body is handed over as is, without the canonical check frame_open
@@ -73,6 +74,7 @@
 #define F_PRELOAD	0x40
 #define F_CLAIM_ACK	0x80
 #define F_RELAY		0x01	/* with F_CLAIM_ACK */
+#define F_ACKS		0x02	/* with F_CLAIM_ACK, without F_RELAY */
 
 int	LLVMFuzzerInitialize(int *argc, char ***argv);
 int	LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -279,7 +281,7 @@ gen_pull(struct dcbor_buf *b, const struct dcbor_buf *recs, size_t n,
 static void
 gen_seeds(const char *dir)
 {
-	struct dcbor_buf b, recs;
+	struct dcbor_buf b, recs, acks;
 	uint64_t dig[GOSSIP_BUCKETS], rid;
 	size_t n;
 	uint8_t other[IDENTITY_ID_LEN];
@@ -363,6 +365,9 @@ gen_seeds(const char *dir)
 	put_key(&b, "epoch");
 	dcbor_put_uint(&b, 1);
 	fuzz_seed_write(dir, "claim_ack", F_CLAIM_ACK | F_PRELOAD, &b);
+	dcbor_buf_init(&acks);
+	dcbor_put_array(&acks, 3);	/* the ack, then both relays below */
+	dcbor_put_raw(&acks, b.data, b.len);
 
 	/* Relayed votes by the remote: to us (counted), to another (passed on). */
 	for (int i = 0; i < 2; i++) {
@@ -402,7 +407,11 @@ gen_seeds(const char *dir)
 		fuzz_seed_write(dir, i == 0 ? "claim_ack_relay" :
 		    "claim_ack_relay_on", F_CLAIM_ACK | F_RELAY | F_PRELOAD |
 		    F_HAVE_PUB, &b);
+		dcbor_put_raw(&acks, b.data, b.len);
 	}
+	fuzz_seed_write(dir, "claim_acks", F_CLAIM_ACK | F_ACKS | F_PRELOAD |
+	    F_HAVE_PUB, &acks);
+	dcbor_buf_free(&acks);
 
 	fuzz_seed_write(dir, "records", MODE_RECORDS | F_HAVE_PUB, &recs);
 	fuzz_seed_write(dir, "records_preloaded", MODE_RECORDS | F_HAVE_PUB |
@@ -494,7 +503,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			take_start(template_new("task#v1"), 0, fz_take_done,
 			    NULL);
 		rc = gossip_recv(from, data[-1] & F_RELAY ?
-		    FRAME_CLAIM_ACK_RELAY : FRAME_CLAIM_ACK, data, size);
+		    FRAME_CLAIM_ACK_RELAY : data[-1] & F_ACKS ?
+		    FRAME_CLAIM_ACKS : FRAME_CLAIM_ACK, data, size);
 		pd->conf.take_mode = TAKE_LEASE;
 		if (rc != 0 && rc != -1)
 			abort();

@@ -12,7 +12,8 @@
  * like the bulk one, marked urgent: order is what a test can see.  A
  * lent payload is released exactly once, sent or not, as link.c does.
  * fake_links_down makes every send fail; fake_outq is what link_outq
- * answers for an UP link.
+ * answers for an UP link; fake_held keeps every frame sent from having
+ * "left" (link_mark_left answers false) until it is cleared.
  */
 #ifndef FAKE_LINK_H
 #define FAKE_LINK_H
@@ -43,7 +44,7 @@ struct fake_sent {
 static struct fake_sent	 fake_sent[FAKE_SENT_MAX];
 static size_t		 fake_nsent, fake_overflow;
 static uint64_t		 fake_frames, fake_payload;
-static bool		 fake_link_all_up, fake_links_down;
+static bool		 fake_link_all_up, fake_links_down, fake_held;
 static size_t		 fake_outq;
 static uint32_t		 fake_data_kind;	/* 0: any kind may carry data */
 static link_observer_fn	 fake_observers[8];
@@ -150,7 +151,7 @@ link_send_member_urgent(struct member *m, uint32_t kind, const uint8_t *body,
 	return fake_send(m, kind, body, len, true);
 }
 
-/* Nothing is queued here: every frame has "left". */
+/* Nothing is queued here: every frame has "left", unless fake_held. */
 size_t
 link_mark_all(struct link_mark *out, size_t max)
 {
@@ -164,7 +165,7 @@ link_mark_left(const struct link_mark *m, size_t n)
 {
 	(void)m;
 	(void)n;
-	return true;
+	return !fake_held;
 }
 
 int

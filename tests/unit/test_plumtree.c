@@ -409,7 +409,7 @@ START_TEST(own_rumors_and_the_urgent_lane)
 	fake_link_clear();
 	items_for(&rec, 0x7003);
 	/* items_for's array head (one record) is not what the queue takes. */
-	gossip_send_urgent(rec.data + 1, rec.len - 1);
+	gossip_send_urgent(rec.data + 1, rec.len - 1, 1);
 	dcbor_buf_free(&rec);
 	ck_assert_uint_eq(fake_nsent, 3);
 	for (size_t i = 0; i < fake_nsent; i++) {

@@ -1,0 +1,486 @@
+/*
+ * test_take.c: the urgent turn of take.c and replica.c against two
+ * neighbours played by the test (fake_link.h: a member "has a link" when
+ * its pointer is set, every frame sent is captured, and fake_held keeps
+ * every frame from "leaving").  What it shows: the claims one loop turn
+ * makes leave as one rumor per link, the answers one turn makes to one
+ * holder as one CLAIM_ACKS frame; each claim of such a batch is trusted
+ * exactly as a lone one would be: not before its frame has left every
+ * link, not before every live member answered it, and not before the
+ * settle window has passed since it left; a CLAIM_ACKS list that does not
+ * parse whole changes nothing.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <check.h>
+#include <event2/event.h>
+
+#include "clock.h"
+#include "crdt.h"
+#include "dcbor.h"
+#include "entry.h"
+#include "frame.h"
+#include "gossip.h"
+#include "hex.h"
+#include "identity.h"
+#include "link.h"
+#include "log.h"
+#include "member.h"
+#include "peerd.h"
+#include "replica.h"
+#include "space.h"
+#include "stats.h"
+#include "take.h"
+#include "template.h"
+#include "trace.h"
+
+#include "peerd_stub.h"
+
+#include "fake_link.h"
+
+#define SETTLE_MS	40
+#define TASKS		4
+
+static struct identity	 writer, holder_a, holder_b;
+static struct member	*a, *b;
+static uint8_t		 task[TASKS][ENTRY_ID_LEN];
+static unsigned		 ndone, nwon;
+
+static struct member *
+neighbour(const struct identity *who, const char *name, size_t slot)
+{
+	struct member *m = member_get(who->id, name, "127.0.0.1:1");
+
+	memcpy(m->pub, who->pub, IDENTITY_PUB_LEN);
+	m->have_pub = true;
+	fake_link_up(m, slot);
+	return m;
+}
+
+static void
+setup(void)
+{
+	uint8_t seed[IDENTITY_SEED_LEN];
+	char err[128];
+	uint64_t now;
+
+	pd = &td;
+	memset(pd, 0, sizeof(*pd));
+	conf_defaults(&pd->conf);
+	pd->conf.name = "t";
+	pd->conf.settle_ms = SETTLE_MS;
+	pd->conf.gossip_ms = 3600000;	/* no anti-entropy in the way */
+	pd->conf.batch_ms = 0;
+	log_init("test_take", LOG_LVL_ERROR, NULL);
+	memset(seed, 7, sizeof(seed));
+	ck_assert_int_eq(identity_from_seed(&pd->ident, seed), 0);
+	memset(seed, 8, sizeof(seed));
+	ck_assert_int_eq(identity_from_seed(&writer, seed), 0);
+	memset(seed, 9, sizeof(seed));
+	ck_assert_int_eq(identity_from_seed(&holder_a, seed), 0);
+	memset(seed, 10, sizeof(seed));
+	ck_assert_int_eq(identity_from_seed(&holder_b, seed), 0);
+	pd->base = event_base_new();
+	trace_init(64);
+	hlc_init(&pd->hlc, pd->ident.node);
+	stats_init();
+	member_init();
+	fake_link_reset();
+	fake_held = false;
+	replica_init();
+	a = neighbour(&holder_a, "a", 0);
+	b = neighbour(&holder_b, "b", 1);
+	now = hlc_wall_ms();
+	for (unsigned i = 0; i < TASKS; i++)
+		ck_assert_int_eq(replica_generate(&writer, i, now, 3600000,
+		    "task#v1", "", task[i], err, sizeof(err)), 0);
+	ndone = nwon = 0;
+	fake_link_clear();
+}
+
+static void
+teardown(void)
+{
+	replica_free();
+	member_free_all();
+	trace_free();
+	event_base_free(pd->base);
+	identity_free(&pd->ident);
+	identity_free(&writer);
+	identity_free(&holder_a);
+	identity_free(&holder_b);
+	fake_link_reset();
+	fake_held = false;
+}
+
+/* One pass of the loop: what is active runs (the urgent turn among it). */
+static void
+turn(void)
+{
+	event_base_loop(pd->base, EVLOOP_NONBLOCK);
+}
+
+/* Run the loop until ndone reaches want or ms pass. */
+static void
+run_until_done(unsigned want, unsigned ms)
+{
+	struct timespec ts = { 0, 1000000 };
+	uint64_t end = clock_mono_ms() + ms;
+
+	while (ndone < want && clock_mono_ms() < end) {
+		turn();
+		nanosleep(&ts, NULL);
+	}
+}
+
+static void
+take_done(void *arg, const struct space_rec *won, uint32_t attempts)
+{
+	(void)arg;
+	(void)attempts;
+	ndone++;
+	if (won != NULL)
+		nwon++;
+}
+
+/* The frames of kind sent to m. */
+static size_t
+sent_to(const struct member *m, uint32_t kind, size_t *last)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < fake_nsent; i++)
+		if (fake_sent[i].to == m && fake_sent[i].kind == kind) {
+			n++;
+			*last = i;
+		}
+	return n;
+}
+
+/* The records in a RUMOR body of one rumor map. */
+static uint64_t
+rumor_items(const struct fake_sent *s)
+{
+	struct dcbor_rd rd;
+	const uint8_t *items;
+	size_t len;
+	uint64_t n, v;
+
+	dcbor_rd_init(&rd, s->body, s->len);
+	ck_assert_int_eq(dcbor_get_map(&rd, &n), 0);
+	ck_assert_uint_eq(n, 4);
+	ck_assert_int_eq(dcbor_get_key(&rd, "rid"), 0);
+	ck_assert_int_eq(dcbor_get_uint(&rd, &v), 0);
+	ck_assert_int_eq(dcbor_get_key(&rd, "hops"), 0);
+	ck_assert_int_eq(dcbor_get_uint(&rd, &v), 0);
+	ck_assert_int_eq(dcbor_get_key(&rd, "items"), 0);
+	ck_assert_int_eq(dcbor_get_raw(&rd, &items, &len), 0);
+	dcbor_rd_init(&rd, items, len);
+	ck_assert_int_eq(dcbor_get_array(&rd, &n), 0);
+	return n;
+}
+
+/* A CLAIM_ACK body {ok, entry, epoch}. */
+static void
+put_ack(struct dcbor_buf *out, bool ok, const uint8_t id[ENTRY_ID_LEN],
+    uint64_t epoch)
+{
+	dcbor_put_map(out, 3);
+	dcbor_put_cstr(out, "ok");
+	dcbor_put_bool(out, ok);
+	dcbor_put_cstr(out, "entry");
+	dcbor_put_bytes(out, id, ENTRY_ID_LEN);
+	dcbor_put_cstr(out, "epoch");
+	dcbor_put_uint(out, epoch);
+}
+
+/* m answers ok to our first claims (epoch 1) on tasks 0 and 1 at once. */
+static void
+answer_both(struct member *m)
+{
+	struct dcbor_buf l;
+
+	dcbor_buf_init(&l);
+	dcbor_put_array(&l, 2);
+	put_ack(&l, true, task[0], 1);
+	put_ack(&l, true, task[1], 1);
+	ck_assert_int_eq(take_recv_acks(m, l.data, l.len), 0);
+	dcbor_buf_free(&l);
+}
+
+/* The record of task i with a claim by h on it, as h would send it. */
+static void
+claimed_record(struct dcbor_buf *out, unsigned i, const struct identity *h)
+{
+	uint64_t now = hlc_wall_ms();
+	struct crdt_claim c;
+	struct dcbor_buf sb;
+	struct dcbor_buf rec;
+	struct dcbor_rd rd;
+	struct space *other;
+	struct entry *e = NULL;
+	struct crdt_rec cr;
+
+	/* Rebuild the record in a space of h's and claim it there. */
+	dcbor_buf_init(&rec);
+	ck_assert_uint_gt(replica_put_record(&rec, task[i]), 0);
+	dcbor_rd_init(&rd, rec.data, rec.len);
+	crdt_rec_init(&cr, task[i]);
+	ck_assert_int_eq(space_rec_decode(&rd, &e, &cr), 0);
+	other = space_new(h->node, h->id, 10);
+	ck_assert_int_eq(space_merge(other, e, &cr, now), SPACE_OK);
+	crdt_rec_free(&cr);
+	space_claim_make(other, space_get(other, task[i]), &(struct hlc_stamp){
+	    now, 1, h->node }, now, 30000, &c);
+	memcpy(c.key, h->pub, IDENTITY_PUB_LEN);
+	dcbor_buf_init(&sb);
+	crdt_claim_signing_bytes(&sb, &c, task[i]);
+	ck_assert_int_eq(identity_sign(h, sb.data, sb.len, c.sig), 0);
+	dcbor_buf_free(&sb);
+	ck_assert_int_eq(space_claim(other, task[i], &c, now), SPACE_OK);
+	space_rec_encode(out, space_get(other, task[i]));
+	space_free(other);
+	dcbor_buf_free(&rec);
+}
+
+/* ---- the tests ---------------------------------------------------------- */
+
+/* Two takes of one turn: one rumor per link, both claims in it. */
+START_TEST(a_turns_claims_leave_in_one_frame_per_link)
+{
+	size_t last = 0;
+
+	take_start(template_new("task#v1"), 5000, take_done, NULL);
+	take_start(template_new("task#v1"), 5000, take_done, NULL);
+	/* Nothing leaves before the turn ends. */
+	ck_assert_uint_eq(fake_nsent, 0);
+	turn();
+	ck_assert_uint_eq(sent_to(a, FRAME_RUMOR, &last), 1);
+	ck_assert(fake_sent[last].urgent);
+	ck_assert_uint_eq(rumor_items(&fake_sent[last]), 2);
+	ck_assert_uint_eq(sent_to(b, FRAME_RUMOR, &last), 1);
+	ck_assert(fake_sent[last].urgent);
+	ck_assert_uint_eq(rumor_items(&fake_sent[last]), 2);
+	ck_assert_uint_eq(pd_metrics.rumors_sent, 2);
+}
+END_TEST
+
+/*
+ * Two claims by a merged in one turn: a gets one CLAIM_ACKS frame holding
+ * both answers, and b (not their holder) nothing.
+ */
+START_TEST(a_turns_answers_leave_in_one_frame)
+{
+	struct dcbor_buf r0, r1;
+	struct dcbor_rd rd;
+	const uint8_t *p;
+	size_t last = 0, len;
+	uint64_t n;
+
+	dcbor_buf_init(&r0);
+	dcbor_buf_init(&r1);
+	claimed_record(&r0, 2, &holder_a);
+	claimed_record(&r1, 3, &holder_a);
+	dcbor_rd_init(&rd, r0.data, r0.len);
+	ck_assert_int_eq(replica_apply_record(a, &rd), 0);
+	dcbor_rd_init(&rd, r1.data, r1.len);
+	ck_assert_int_eq(replica_apply_record(a, &rd), 0);
+	/* A second copy of one claim in the same turn: answered once. */
+	dcbor_rd_init(&rd, r0.data, r0.len);
+	ck_assert_int_eq(replica_apply_record(a, &rd), 0);
+	dcbor_buf_free(&r0);
+	dcbor_buf_free(&r1);
+	ck_assert_uint_eq(fake_nsent, 0);
+	turn();
+	ck_assert_uint_eq(sent_to(a, FRAME_CLAIM_ACK, &last), 0);
+	ck_assert_uint_eq(sent_to(a, FRAME_CLAIM_ACKS, &last), 1);
+	ck_assert(fake_sent[last].urgent);
+	ck_assert_uint_eq(sent_to(b, FRAME_CLAIM_ACKS, &last), 0);
+	ck_assert_uint_eq(pd_metrics.claim_acks_sent, 2);
+	dcbor_rd_init(&rd, fake_sent[sent_to(a, FRAME_CLAIM_ACKS, &last) ?
+	    last : 0].body, fake_sent[last].len);
+	ck_assert_int_eq(dcbor_get_array(&rd, &n), 0);
+	ck_assert_uint_eq(n, 2);
+	for (unsigned i = 0; i < 2; i++) {
+		ck_assert_int_eq(dcbor_get_raw(&rd, &p, &len), 0);
+		ck_assert_uint_eq(p[0], 0xa3);	/* a CLAIM_ACK body */
+	}
+	ck_assert_uint_eq(dcbor_left(&rd), 0);
+}
+END_TEST
+
+/*
+ * Each claim of a batch is trusted exactly as a lone one: answered by
+ * every live member and still held in the links, neither wins; once the
+ * frame has left, neither wins before the settle window has passed since.
+ */
+START_TEST(batched_claims_wait_for_left_answered_settled)
+{
+	struct timespec ts = { 0, 1000000 };
+	uint64_t left_ms, end;
+	json_t *j, *t;
+	size_t i;
+
+	fake_held = true;		/* nothing leaves the links */
+	take_start(template_new("task#v1"), 5000, take_done, NULL);
+	take_start(template_new("task#v1"), 5000, take_done, NULL);
+	turn();
+	answer_both(a);
+	answer_both(b);
+	/* Three settle windows with every answer in: still not left. */
+	end = clock_mono_ms() + 3 * SETTLE_MS;
+	while (clock_mono_ms() < end) {
+		turn();
+		nanosleep(&ts, NULL);
+	}
+	ck_assert_uint_eq(ndone, 0);
+	ck_assert_uint_eq(take_won_count(), 0);
+	left_ms = hlc_wall_ms();
+	fake_held = false;
+	run_until_done(2, 5000);
+	ck_assert_uint_eq(ndone, 2);
+	ck_assert_uint_eq(nwon, 2);
+	j = take_won_json(0);
+	t = json_object_get(j, "takes");
+	ck_assert_uint_eq(json_array_size(t), 2);
+	for (i = 0; i < 2; i++)
+		ck_assert_uint_ge((uint64_t)json_integer_value(json_object_get(
+		    json_array_get(t, i), "wall_ms")), left_ms + SETTLE_MS);
+	json_decref(j);
+}
+END_TEST
+
+/* With b's answers missing, a batch whose frame left does not win. */
+START_TEST(batched_claims_wait_for_every_live_member)
+{
+	struct timespec ts = { 0, 1000000 };
+	uint64_t end;
+
+	take_start(template_new("task#v1"), 5000, take_done, NULL);
+	take_start(template_new("task#v1"), 5000, take_done, NULL);
+	turn();
+	answer_both(a);
+	end = clock_mono_ms() + 3 * SETTLE_MS;
+	while (clock_mono_ms() < end) {
+		turn();
+		nanosleep(&ts, NULL);
+	}
+	ck_assert_uint_eq(ndone, 0);
+	ck_assert_uint_eq(pd_metrics.takes_untrusted, 2);
+	answer_both(b);
+	run_until_done(2, 5000);
+	ck_assert_uint_eq(nwon, 2);
+}
+END_TEST
+
+/* The index of the one task read no longer sees (our claim hides it). */
+static int
+claimed_task(void)
+{
+	struct template *t = template_new("task#v1");
+	json_t *res = replica_read(t, true, TASKS), *e;
+	char hex[2 * ENTRY_ID_LEN + 1];
+	int found = -1;
+	size_t k;
+
+	template_free(t);
+	ck_assert_uint_eq(json_array_size(json_object_get(res, "entries")),
+	    TASKS - 1);
+	for (unsigned i = 0; i < TASKS; i++) {
+		bool seen = false;
+
+		hex_encode(task[i], ENTRY_ID_LEN, hex);
+		json_array_foreach(json_object_get(res, "entries"), k, e)
+			if (strcmp(json_string_value(json_object_get(e, "id")),
+			    hex) == 0)
+				seen = true;
+		if (!seen)
+			found = (int)i;
+	}
+	json_decref(res);
+	return found;
+}
+
+/*
+ * --take-window: 1 takes the head of the queue; N takes the entry at this
+ * peer's offset (its id's first 8 bytes, then one more per attempt) among
+ * the first N claimable ones.
+ */
+START_TEST(take_window_picks_by_this_peers_id)
+{
+	uint64_t h;
+
+	take_start(template_new("task#v1"), 5000, take_done, NULL);
+	ck_assert_int_eq(claimed_task(), 0);
+	take_cancel();
+	teardown();
+	setup();
+	pd->conf.take_window = 3;
+	take_start(template_new("task#v1"), 5000, take_done, NULL);
+	memcpy(&h, pd->ident.id, sizeof(h));
+	ck_assert_uint_ne(h % 3, 0);	/* else the two cases could not differ */
+	ck_assert_int_eq(claimed_task(), (int)(h % 3));
+}
+END_TEST
+
+/* A list with a bad item changes nothing: its good answers do not count. */
+START_TEST(a_bad_list_changes_nothing)
+{
+	struct dcbor_buf l;
+
+	take_start(template_new("task#v1"), 5000, take_done, NULL);
+	turn();
+	dcbor_buf_init(&l);
+	dcbor_put_array(&l, 2);
+	put_ack(&l, true, task[0], 1);
+	dcbor_put_map(&l, 1);		/* neither answer's shape */
+	dcbor_put_cstr(&l, "ok");
+	dcbor_put_bool(&l, true);
+	ck_assert_int_eq(take_recv_acks(a, l.data, l.len), -1);
+	dcbor_buf_reset(&l);
+	dcbor_put_array(&l, 1);		/* one answer goes as its own kind */
+	put_ack(&l, true, task[0], 1);
+	ck_assert_int_eq(take_recv_acks(a, l.data, l.len), -1);
+	dcbor_buf_reset(&l);
+	dcbor_put_array(&l, 2);		/* bytes after the list */
+	put_ack(&l, true, task[0], 1);
+	put_ack(&l, true, task[1], 1);
+	dcbor_put_uint(&l, 0);
+	ck_assert_int_eq(take_recv_acks(a, l.data, l.len), -1);
+	dcbor_buf_free(&l);
+	ck_assert_uint_eq(pd_metrics.claim_acks_received, 0);
+}
+END_TEST
+
+static Suite *
+take_suite(void)
+{
+	Suite *s = suite_create("take");
+	TCase *tc = tcase_create("turn");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 30);
+	tcase_add_test(tc, a_turns_claims_leave_in_one_frame_per_link);
+	tcase_add_test(tc, a_turns_answers_leave_in_one_frame);
+	tcase_add_test(tc, batched_claims_wait_for_left_answered_settled);
+	tcase_add_test(tc, batched_claims_wait_for_every_live_member);
+	tcase_add_test(tc, a_bad_list_changes_nothing);
+	tcase_add_test(tc, take_window_picks_by_this_peers_id);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner *sr = srunner_create(take_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
