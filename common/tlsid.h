@@ -7,8 +7,9 @@
  * key, and the channel's peer id is SHA-256 of that key, the same PeerId
  * frames carry in "from".  TLS 1.3 only, both sides present a certificate,
  * and the only signature scheme offered or accepted is ed25519.  kTLS is
- * asked for (SSL_OP_ENABLE_KTLS): OpenSSL moves record encryption into the
- * kernel when the kernel offers the "tls" ULP and keeps it in user space
+ * asked for (SSL_OP_ENABLE_KTLS; peerd's transport.c clears it when its
+ * start-up probe finds the kernel offers no "tls" ULP): OpenSSL moves
+ * record encryption into the kernel when it can and keeps it in user space
  * otherwise; tlsid_ktls says which a connection got.
  */
 #ifndef TLSID_H

@@ -31,6 +31,7 @@
 #include "take.h"
 #include "template.h"
 #include "trace.h"
+#include "transport.h"
 #include "view.h"
 #include "xmalloc.h"
 
@@ -191,7 +192,7 @@ static const struct cmd_arg args_swarm_fault[] = {
 
 static const struct cmd_entry cmd_table[] = {
 	{ "hello", args_none, cmd_hello,
-	    "name, peer_id, pid, listen, binding, version, uptime" },
+	    "name, peer_id, pid, listen, binding, ktls, version, uptime" },
 	{ "help", args_none, cmd_help, "the commands and their arguments" },
 	{ "peers", args_none, cmd_peers, "members and links" },
 	{ "connect", args_connect, cmd_connect, "dial a peer (kept, redialed)" },
@@ -366,11 +367,12 @@ cmd_hello(struct ctl_req *req, struct ctl_client *c, json_t *args)
 	(void)c;
 	(void)args;
 	/* activity: a number that moves while the peer does anything. */
-	ctl_ok(req, json_pack("{s:s, s:s, s:I, s:s, s:s, s:s, s:s, s:f, s:I}",
+	ctl_ok(req, json_pack("{s:s, s:s, s:I, s:s, s:s, s:s, s:s, s:s, s:f, "
+	    "s:I}",
 	    "name", pd->conf.name, "peer_id", pd->ident.peer_id,
 	    "pid", (json_int_t)getpid(), "listen", pd->listen_addr,
 	    "control", pd->conf.control, "binding", pd->conf.binding,
-	    "version", PEERD_VERSION,
+	    "ktls", transport_ktls(), "version", PEERD_VERSION,
 	    "uptime_s", (double)peerd_uptime_us() / 1e6,
 	    "activity", (json_int_t)(pd_metrics.frames_in +
 	    pd_metrics.frames_out + pd_metrics.writes + pd_metrics.takes_won +

@@ -2,13 +2,17 @@
  * transport.c: TCP or TLS 1.3 bufferevents for link.c (see transport.h).
  *
  * TLS goes through libevent's OpenSSL bufferevents, one SSL_CTX for the
- * process (tlsid_ctx_new: TLS 1.3 only, mutual, Ed25519 only, kTLS asked
- * for).  A dirty shutdown (EOF without close_notify) is an ordinary end of
+ * process (tlsid_ctx_new: TLS 1.3 only, mutual, Ed25519 only).  kTLS is
+ * asked of OpenSSL only when a probe at start-up finds it can be had
+ * (transport_ktls); otherwise OpenSSL encrypts in user space.  A dirty shutdown (EOF without close_notify) is an ordinary end of
  * stream: a killed peer sends none.  Failures are sorted for the
  * tls.failures counters by OpenSSL's reason code: no TLS at all, another
  * version, the certificate, or a bad record once the channel is up.
  */
 #include <sys/socket.h>
+
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 
 #include <errno.h>
 #include <limits.h>
@@ -30,7 +34,37 @@
 
 #define TRANSPORT_RECORD_MAX	16384	/* a TLS record's plaintext at most */
 
+#ifndef TCP_ULP
+#define TCP_ULP		31	/* linux/tcp.h; older libc headers lack it */
+#endif
+
 static SSL_CTX	*tls_ctx;	/* NULL: TCP */
+static const char *tls_ktls = "tcp";	/* what ktls_probe found */
+
+/*
+ * Whether kernel TLS can be had: OpenSSL built with it, and a kernel whose
+ * TCP offers the "tls" upper-layer protocol.  A fresh, unconnected socket
+ * asks the kernel: ENOENT means no such ULP (not built, no module); the
+ * "tls" ULP itself refuses an unconnected socket (ENOTCONN), which is the
+ * answer that it exists.  One socket at start-up instead of a failing
+ * setsockopt per handshake.
+ */
+static const char *
+ktls_probe(void)
+{
+#ifdef OPENSSL_NO_KTLS
+	return "no_openssl";
+#else
+	int fd, r, err;
+
+	if ((fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
+		return "no_ulp";
+	r = setsockopt(fd, IPPROTO_TCP, TCP_ULP, "tls", sizeof("tls"));
+	err = errno;
+	close(fd);
+	return r == 0 || err == ENOTCONN ? "kernel" : "no_ulp";
+#endif
+}
 
 int
 transport_init(const char *binding)
@@ -46,7 +80,22 @@ transport_init(const char *binding)
 		    ERR_error_string(ERR_get_error(), NULL));
 		return -1;
 	}
+	tls_ktls = ktls_probe();
+	if (strcmp(tls_ktls, "kernel") != 0)
+		SSL_CTX_clear_options(tls_ctx, SSL_OP_ENABLE_KTLS);
+	log_info("tls: kTLS %s", strcmp(tls_ktls, "kernel") == 0 ?
+	    "asked for (the kernel offers the tls ULP)" :
+	    strcmp(tls_ktls, "no_ulp") == 0 ? "not available (the kernel "
+	    "offers no tls ULP): records encrypted in user space" :
+	    "not available (OpenSSL built without it): records encrypted "
+	    "in user space");
 	return 0;
+}
+
+const char *
+transport_ktls(void)
+{
+	return tls_ktls;
 }
 
 void
@@ -54,6 +103,7 @@ transport_shutdown(void)
 {
 	SSL_CTX_free(tls_ctx);
 	tls_ctx = NULL;
+	tls_ktls = "tcp";
 }
 
 bool

@@ -31,6 +31,14 @@ struct event_base;
 /* "tcp" or "tls": set up the binding (TLS: the context). 0 or -1. */
 int	 transport_init(const char *binding);
 void	 transport_shutdown(void);
+/*
+ * What the start-up probe found of kernel TLS: "kernel" (OpenSSL built
+ * with kTLS and the kernel offers the tls ULP: asked for, and each link's
+ * sends go to the kernel where OpenSSL can hand over its cipher),
+ * "no_ulp" (the kernel offers none), "no_openssl" (OpenSSL built without
+ * it); the last two are the user-space fallback.  "tcp" on TCP.
+ */
+const char *transport_ktls(void);
 /* True on TCP: the socket's bytes are the frames'. */
 bool	 transport_raw(void);
 /*

@@ -12,6 +12,7 @@ after the handshake, inside TLS and as raw bytes on the socket; and, on an
 UP link, a bad record or the end of the stream inside a large frame, which
 peerd reads past the bufferevent straight into the frame's buffer.  Client
 certificates are made with the openssl command line."""
+import errno
 import hashlib
 import json
 import os
@@ -358,6 +359,56 @@ def test_orchestrated_scenarios_on_tls():
                 assert rep["measures"]["swarm.verified"]["value"] == 2
 
 
+def kernel_offers_tls_ulp():
+    """The kernel's answer, asked as peerd asks it: an unconnected TCP
+    socket and TCP_ULP "tls" (31, linux/tcp.h): ENOENT is no such ULP,
+    while the ULP itself refuses an unconnected socket (ENOTCONN)."""
+    s = socket.socket()
+    try:
+        s.setsockopt(socket.IPPROTO_TCP, 31, b"tls\0")
+        return True
+    except OSError as e:
+        return e.errno == errno.ENOTCONN
+    finally:
+        s.close()
+
+
+def openssl_has_ktls():
+    """Whether the OpenSSL headers peerd was built with leave kTLS in."""
+    cflags = subprocess.run(["pkg-config", "--cflags", "openssl"],
+                            capture_output=True, text=True).stdout.split()
+    out = subprocess.run(["cc", "-E", "-dM", "-x", "c", "-"] + cflags,
+                         input="#include <openssl/opensslconf.h>\n",
+                         capture_output=True, text=True, check=True).stdout
+    return "OPENSSL_NO_KTLS" not in out
+
+
+def test_ktls_probe_and_fallback():
+    """peerd asks once at start-up whether kTLS can be had and says so in
+    hello; where it cannot (this development host: no tls ULP), OpenSSL
+    encrypts in user space, no link counts as kTLS, and content moves and
+    verifies.  Where it can, every handshaken link's sends are the
+    kernel's."""
+    want = ("no_openssl" if not openssl_has_ktls() else
+            "kernel" if kernel_offers_tls_ulp() else "no_ulp")
+    with Fleet(extra=FAST) as f:
+        assert f.add().start().call("hello")["ktls"] == "tcp"
+    with Fleet(extra=TLS + FAST) as f:
+        p, q = f.start(2)
+        for x in (p, q):
+            assert x.call("hello")["ktls"] == want, (x.name, want)
+        pub = p.call("publish", size=5 * 65536 + 3, seed=9, piece_kib=64)
+        q.call("fetch", cid=pub["cid"])
+        c = wait_until(lambda: (lambda c: c if c["complete"] else None)(
+            q.call("content", cid=pub["cid"])), 60, "the fetch on TLS")
+        assert c["sha256"] == pub["sha256"], c
+        for x in (p, q):
+            m = x.metrics()["counters"]
+            assert m["tls.handshakes"] >= 1, m["tls.handshakes"]
+            assert m["tls.ktls_send"] == (m["tls.handshakes"]
+                                          if want == "kernel" else 0), m
+
+
 def up_link(p, cert):
     """A TLS socket to p whose link p holds UP: p's hello, ours, p's proof,
     ours (bare frames from the certificate's key)."""
@@ -419,4 +470,5 @@ if __name__ == "__main__":
     run([test_tls_fleet, test_orchestrated_scenarios_on_tls, test_frames_are_bare_and_plaintext_refused,
          test_tls12_and_bad_certs_refused, test_hello_from_another_id,
          test_stalled_handshakes_time_out_and_free_slots,
-         test_garbage_after_handshake, test_bad_record_inside_a_large_frame])
+         test_garbage_after_handshake, test_bad_record_inside_a_large_frame,
+         test_ktls_probe_and_fallback])
