@@ -249,27 +249,50 @@ cache_free(void)
 	cache_next = cache_bytes = 0;
 }
 
-/* Send what is queued for m: one rumor map, or an array of them. */
+/* An IHAVE or GRAFT body, or a batch's ihave map: {"ids": [...]}. */
+static void
+ids_put(struct dcbor_buf *b, const uint64_t *ids, size_t n)
+{
+	dcbor_put_map(b, 1);
+	dcbor_put_cstr(b, "ids");
+	dcbor_put_array(b, n);
+	for (size_t i = 0; i < n; i++)
+		dcbor_put_uint(b, ids[i]);
+}
+
+/*
+ * Send what is queued for m: one rumor map, or an array of them.  The ids
+ * waiting for m's next IHAVE ride along as the batch's last element (an
+ * ihave map), so a link that carries rumors carries no IHAVE frames.
+ */
 static void
 pt_flush_member(struct member *m)
 {
 	struct dcbor_buf b;
+	uint32_t nids = m->pt_nihave;
 
 	if (m->pt_nout == 0)
 		return;
 	if (m->link != NULL) {
-		if (m->pt_nout == 1)
+		if (m->pt_nout == 1 && nids == 0)
 			link_send_member(m, FRAME_RUMOR, m->pt_out.data,
 			    m->pt_out.len);
 		else {
 			dcbor_buf_init(&b);
-			dcbor_put_array(&b, m->pt_nout);
+			dcbor_put_array(&b, m->pt_nout + (nids > 0));
 			dcbor_put_raw(&b, m->pt_out.data, m->pt_out.len);
+			if (nids > 0)
+				ids_put(&b, m->pt_ihave, nids);
 			link_send_member(m, FRAME_RUMOR, b.data, b.len);
 			dcbor_buf_free(&b);
 		}
 		pd_count(rumors_sent);
 		pd_count_add(push_eager, m->pt_nout);
+		if (nids > 0) {
+			pd_count_add(push_ihave_ids, nids);
+			pd_count_add(push_ihave_piggybacked, nids);
+			m->pt_nihave = 0;
+		}
 	}
 	m->pt_last_ms = clock_mono_ms();
 	dcbor_buf_reset(&m->pt_out);
@@ -324,7 +347,9 @@ pt_eager(struct member *m, const uint8_t *map, size_t len)
 {
 	uint64_t now = clock_mono_ms(), due;
 
-	if (m->pt_out.len + len > pd->conf.max_frame / 2)
+	/* Room is kept for the ihave map that may end the batch. */
+	if (m->pt_out.len + len > pd->conf.max_frame / 2 ||
+	    m->pt_nout == GOSSIP_RUMORS_MAX - 1)
 		pt_flush_member(m);
 	dcbor_put_raw(&m->pt_out, map, len);
 	if (m->pt_nout++ > 0)
@@ -343,11 +368,7 @@ send_ids(struct member *m, uint32_t kind, const uint64_t *ids, size_t n)
 	int rc;
 
 	dcbor_buf_init(&b);
-	dcbor_put_map(&b, 1);
-	dcbor_put_cstr(&b, "ids");
-	dcbor_put_array(&b, n);
-	for (size_t i = 0; i < n; i++)
-		dcbor_put_uint(&b, ids[i]);
+	ids_put(&b, ids, n);
 	rc = link_send_member(m, kind, b.data, b.len);
 	dcbor_buf_free(&b);
 	return rc;
@@ -707,6 +728,44 @@ recv_one_rumor(struct member *from, struct dcbor_rd *rd, uint64_t *dup)
 	return 0;
 }
 
+/* One {"ids": [...]} map from rd (at most GOSSIP_IHAVE_MAX, none 0). */
+static int
+ids_get(struct dcbor_rd *rd, uint64_t *ids, size_t *n)
+{
+	uint64_t k, cnt;
+
+	if (dcbor_get_map(rd, &k) == -1 || k != 1 ||
+	    dcbor_get_key(rd, "ids") == -1 ||
+	    dcbor_get_array(rd, &cnt) == -1 || cnt > GOSSIP_IHAVE_MAX)
+		return -1;
+	for (uint64_t i = 0; i < cnt; i++)
+		if (dcbor_get_uint(rd, &ids[i]) == -1 || ids[i] == 0)
+			return -1;
+	*n = (size_t)cnt;
+	return 0;
+}
+
+/* An IHAVE or GRAFT body: one ids map and nothing after it. */
+static int
+get_ids(const uint8_t *body, size_t len, uint64_t *ids, size_t *n)
+{
+	struct dcbor_rd rd;
+
+	dcbor_rd_init(&rd, body, len);
+	if (ids_get(&rd, ids, n) == -1)
+		return -1;
+	return dcbor_left(&rd) == 0 ? 0 : -1;
+}
+
+/* Announced ids, by IHAVE or at a batch's end: await those we lack. */
+static void
+ids_announced(struct member *from, const uint64_t *ids, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!seen_has(ids[i]))
+			missing_add(ids[i], from);
+}
+
 /*
  * A RUMOR body is one rumor map or an array of them (a batch for one
  * link).  A duplicate answers PRUNE for the trees of its origins (after
@@ -716,10 +775,12 @@ recv_one_rumor(struct member *from, struct dcbor_rd *rd, uint64_t *dup)
 static int
 recv_rumor(struct member *from, const uint8_t *body, size_t len)
 {
+	static uint64_t ids[GOSSIP_IHAVE_MAX];
 	struct dcbor_rd rd;
 	struct dcbor_item it;
 	uint64_t n = 1;
 	uint64_t dup = 0, prune = 0;
+	size_t nids = 0;
 
 	dcbor_rd_init(&rd, body, len);
 	{
@@ -733,34 +794,25 @@ recv_rumor(struct member *from, const uint8_t *body, size_t len)
 				return -1;
 		}
 	}
-	for (uint64_t i = 0; i < n; i++)
-		if (recv_one_rumor(from, &rd, &dup) == -1)
+	for (uint64_t i = 0; i < n; i++) {
+		struct dcbor_rd peek = rd;
+
+		/* A batch of two or more may end with one ihave map. */
+		if (i > 0 && i == n - 1 && dcbor_next(&peek, &it) == 0 &&
+		    it.type == DCBOR_MAP && it.u == 1) {
+			if (ids_get(&rd, ids, &nids) == -1 || nids == 0)
+				return -1;
+		} else if (recv_one_rumor(from, &rd, &dup) == -1)
 			return -1;
+	}
 	if (dcbor_left(&rd) != 0)
 		return -1;
 	for (unsigned k = 0; dup != 0 && k < GOSSIP_ORIGINS; k++)
 		if (((dup >> k) & 1) && prune_wanted(from, k))
 			prune |= 1ull << k;
 	send_prune(from, prune);
+	ids_announced(from, ids, nids);
 	return 0;
-}
-
-static int
-get_ids(const uint8_t *body, size_t len, uint64_t *ids, size_t *n)
-{
-	struct dcbor_rd rd;
-	uint64_t k, cnt;
-
-	dcbor_rd_init(&rd, body, len);
-	if (dcbor_get_map(&rd, &k) == -1 || k != 1 ||
-	    dcbor_get_key(&rd, "ids") == -1 ||
-	    dcbor_get_array(&rd, &cnt) == -1 || cnt > GOSSIP_IHAVE_MAX)
-		return -1;
-	for (uint64_t i = 0; i < cnt; i++)
-		if (dcbor_get_uint(&rd, &ids[i]) == -1 || ids[i] == 0)
-			return -1;
-	*n = (size_t)cnt;
-	return dcbor_left(&rd) == 0 ? 0 : -1;
 }
 
 static int
@@ -771,9 +823,7 @@ recv_ihave(struct member *from, const uint8_t *body, size_t len)
 
 	if (get_ids(body, len, ids, &n) == -1)
 		return -1;
-	for (size_t i = 0; i < n; i++)
-		if (!seen_has(ids[i]))
-			missing_add(ids[i], from);
+	ids_announced(from, ids, n);
 	return 0;
 }
 
