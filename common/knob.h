@@ -50,7 +50,7 @@
 	X("shuffle-ms", shuffle_ms, U32, 100, 3600000, 10000, \
 	    "ms between two SHUFFLEs of the passive view") \
 	X("lazy-ms", lazy_ms, U32, 1, 60000, 250, \
-	    "ms between two IHAVE batches on a lazy link") \
+	    "ms an id waits at most for its IHAVE on a lazy link") \
 	X("batch-ms", batch_ms, U32, 0, 10000, 0, \
 	    "ms rumors for one link may wait to share a frame") \
 	X("graft-ms", graft_ms, U32, 10, 60000, 500, \

@@ -1,10 +1,11 @@
 /*
  * plumtree.c: Plumtree broadcast (Leitão, Pereira, Rodrigues, SRDS 2007)
  * with one tree per origin (docs/protocol.md section 7): rumors go in
- * full along the eager edges of their origin's tree and as ids in IHAVE
- * (batched every --lazy-ms) along the rest of the active view; a missing
- * id GRAFTs, a duplicate PRUNEs, a lost way in GRAFTs at once.  Rumors for
- * one link within --batch-ms leave in one frame.  gossip.c dispatches the
+ * full along the eager edges of their origin's tree and as ids along the
+ * rest of the active view (within --lazy-ms, in an IHAVE or at the end of
+ * a RUMOR frame going that way); a missing id GRAFTs, a duplicate PRUNEs,
+ * a lost way in GRAFTs at once.  Rumors for one link within --batch-ms
+ * leave in one frame.  gossip.c dispatches the
  * frames here and owns anti-entropy; the records are the replica's.
  */
 #include <stdlib.h>
@@ -387,32 +388,46 @@ pt_lazy_flush(struct member *m)
 	m->pt_nihave = 0;
 }
 
+/* The IHAVEs that are due leave; the timer waits for the next one. */
 static void
 pt_lazy_cb(evutil_socket_t fd, short ev, void *arg)
 {
+	uint64_t now = clock_mono_ms(), next = 0;
+
 	(void)fd;
 	(void)ev;
 	(void)arg;
-	for (size_t i = 0; i < member_count(); i++)
-		pt_lazy_flush(member_at(i));
+	for (size_t i = 0; i < member_count(); i++) {
+		struct member *m = member_at(i);
+
+		if (m->pt_nihave == 0)
+			continue;
+		if (m->pt_ihave_due_ms <= now)
+			pt_lazy_flush(m);
+		else if (next == 0 || m->pt_ihave_due_ms < next)
+			next = m->pt_ihave_due_ms;
+	}
+	if (next != 0)
+		pt_arm(lazy_ev, next);
 }
 
-/* Announce rid to m's lazy edge in its next IHAVE (every --lazy-ms). */
+/*
+ * Announce rid to m's lazy edge: in an IHAVE --lazy-ms after the first id
+ * queued for it, unless a RUMOR frame to m takes the ids along first.
+ */
 static void
 pt_ihave(struct member *m, uint64_t rid)
 {
-	struct timeval tv;
-
 	if (m->pt_ihave == NULL)
 		m->pt_ihave = xcalloc(GOSSIP_IHAVE_MAX, sizeof(uint64_t));
 	if (m->pt_nihave == GOSSIP_IHAVE_MAX)
 		pt_lazy_flush(m);
-	m->pt_ihave[m->pt_nihave++] = rid;
-	if (!event_pending(lazy_ev, EV_TIMEOUT, NULL)) {
-		tv.tv_sec = pd->conf.lazy_ms / 1000;
-		tv.tv_usec = (suseconds_t)(pd->conf.lazy_ms % 1000) * 1000;
-		event_add(lazy_ev, &tv);
+	if (m->pt_nihave++ == 0) {
+		m->pt_ihave_due_ms = clock_mono_ms() + pd->conf.lazy_ms;
+		if (!event_pending(lazy_ev, EV_TIMEOUT, NULL))
+			pt_arm(lazy_ev, m->pt_ihave_due_ms);
 	}
+	m->pt_ihave[m->pt_nihave - 1] = rid;
 }
 
 /*

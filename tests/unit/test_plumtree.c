@@ -576,6 +576,50 @@ START_TEST(ids_at_the_end_of_a_batch)
 }
 END_TEST
 
+/*
+ * An id waits --lazy-ms at most from the moment it was queued for its
+ * link, not until a fleet-wide IHAVE tick: a RUMOR frame going that way
+ * within the wait takes it along, and no IHAVE frame leaves.  Here c's
+ * id (Y's tree) arms the timer first; a's (X's tree) is queued 700 ms
+ * later and the next rumor to a, 400 ms after that, still finds it
+ * waiting (one timer for every link would have sent a's IHAVE with c's).
+ */
+START_TEST(ids_wait_from_their_own_queueing)
+{
+	struct dcbor_buf buf;
+	bool has;
+
+	pd->conf.lazy_ms = 1000;
+	/* Both trees held (a PRUNE names a tree we hold), then pruned. */
+	rumor_from(&buf, 0xb007, ORIGIN_X);
+	recv_kind(b, FRAME_RUMOR, &buf);
+	rumor_from(&buf, 0xb009, ORIGIN_Y);
+	recv_kind(b, FRAME_RUMOR, &buf);
+	run_for(5);
+	prune(&buf, ORIGIN_X);
+	recv_kind(a, FRAME_PRUNE, &buf);
+	prune(&buf, ORIGIN_Y);
+	recv_kind(c, FRAME_PRUNE, &buf);
+	fake_link_clear();
+	rumor_from(&buf, 0xb001, ORIGIN_Y);	/* whole to a, id to c */
+	recv_kind(b, FRAME_RUMOR, &buf);
+	run_for(700);
+	rumor_from(&buf, 0xb003, ORIGIN_X);	/* id to a, whole to c */
+	recv_kind(b, FRAME_RUMOR, &buf);
+	run_for(400);
+	ck_assert_uint_eq(sent_to(a, FRAME_IHAVE, rid_of(0xb003), &has), 0);
+	rumor_from(&buf, 0xb005, ORIGIN_Y);	/* whole to a: X's id along */
+	recv_kind(b, FRAME_RUMOR, &buf);
+	run_for(5);
+	ck_assert_uint_eq(sent_to(a, FRAME_IHAVE, rid_of(0xb003), &has), 0);
+	ck_assert_uint_eq(sent_to(a, FRAME_RUMOR, rid_of(0xb003), &has), 2);
+	ck_assert(has);
+	/* c's id rode on X's rumor to c: no IHAVE frame to anyone. */
+	ck_assert_uint_eq(pd_metrics.push_ihave_frames, 0);
+	ck_assert_uint_eq(pd_metrics.push_ihave_piggybacked, 2);
+}
+END_TEST
+
 START_TEST(batched_rumors_and_bounds)
 {
 	struct dcbor_buf buf;
@@ -646,6 +690,7 @@ plumtree_suite(void)
 	tcase_add_test(tc, a_lost_tree_node_is_routed_around);
 	tcase_add_test(tc, graft_repairs_a_pruned_path);
 	tcase_add_test(tc, ids_at_the_end_of_a_batch);
+	tcase_add_test(tc, ids_wait_from_their_own_queueing);
 	tcase_add_test(tc, batched_rumors_and_bounds);
 	suite_add_tcase(s, tc);
 	return s;
