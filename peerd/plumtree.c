@@ -132,6 +132,7 @@ static size_t		 cache_next, cache_bytes;
 static struct missing	 missing[GOSSIP_MISSING];
 static size_t		 nmissing;
 static struct event	*eager_ev, *lazy_ev, *graft_ev;
+static uint64_t		 graft_armed_ms;	/* graft_ev fires then */
 
 /* Our rumors' origin: our node, the first 8 bytes of our id. */
 static uint64_t
@@ -540,9 +541,23 @@ missing_del(struct missing *x)
 	*x = missing[--nmissing];
 }
 
-/* An IHAVE'd id we lack: GRAFT from its first announcer when overdue. */
+/* The graft timer for due_ms, unless it fires sooner already. */
 static void
-missing_add(uint64_t rid, struct member *from)
+graft_arm(uint64_t due_ms)
+{
+	if (event_pending(graft_ev, EV_TIMEOUT, NULL) &&
+	    graft_armed_ms <= due_ms)
+		return;
+	graft_armed_ms = due_ms;
+	pt_arm(graft_ev, due_ms);
+}
+
+/*
+ * An announced id we lack: GRAFT from its first announcer when overdue,
+ * wait_ms from now (the first announcement sets it).
+ */
+static void
+missing_add(uint64_t rid, struct member *from, uint64_t wait_ms)
 {
 	struct missing *x = missing_find(rid);
 
@@ -554,15 +569,14 @@ missing_add(uint64_t rid, struct member *from)
 		x = &missing[nmissing++];
 		memset(x, 0, sizeof(*x));
 		x->rid = rid;
-		x->due_ms = clock_mono_ms() + pd->conf.graft_ms;
+		x->due_ms = clock_mono_ms() + wait_ms;
 	}
 	for (uint32_t i = 0; i < x->nsrc; i++)
 		if (x->src[i] == from)
 			return;
 	if (x->nsrc < GOSSIP_MISSING_SRC)
 		x->src[x->nsrc++] = from;
-	if (!event_pending(graft_ev, EV_TIMEOUT, NULL))
-		pt_arm(graft_ev, x->due_ms);
+	graft_arm(x->due_ms);
 }
 
 static void
@@ -608,7 +622,7 @@ pt_graft_cb(evutil_socket_t fd, short ev, void *arg)
 		i++;
 	}
 	if (next != 0)
-		pt_arm(graft_ev, next);
+		graft_arm(next);
 }
 
 /*
@@ -772,13 +786,22 @@ get_ids(const uint8_t *body, size_t len, uint64_t *ids, size_t *n)
 	return dcbor_left(&rd) == 0 ? 0 : -1;
 }
 
-/* Announced ids, by IHAVE or at a batch's end: await those we lack. */
+/*
+ * Announced ids: await those we lack, --graft-ms after an IHAVE frame.
+ * Ids at the end of a RUMOR batch (riding) skipped the wait an IHAVE
+ * would have had on the sender (up to --lazy-ms), and the eager copy is
+ * given that time too: else piggybacking would shorten the GRAFT timeout
+ * and GRAFT copies still on their way.
+ */
 static void
-ids_announced(struct member *from, const uint64_t *ids, size_t n)
+ids_announced(struct member *from, const uint64_t *ids, size_t n,
+    bool riding)
 {
+	uint64_t wait = pd->conf.graft_ms + (riding ? pd->conf.lazy_ms : 0);
+
 	for (size_t i = 0; i < n; i++)
 		if (!seen_has(ids[i]))
-			missing_add(ids[i], from);
+			missing_add(ids[i], from, wait);
 }
 
 /*
@@ -826,7 +849,7 @@ recv_rumor(struct member *from, const uint8_t *body, size_t len)
 		if (((dup >> k) & 1) && prune_wanted(from, k))
 			prune |= 1ull << k;
 	send_prune(from, prune);
-	ids_announced(from, ids, nids);
+	ids_announced(from, ids, nids, true);
 	return 0;
 }
 
@@ -838,7 +861,7 @@ recv_ihave(struct member *from, const uint8_t *body, size_t len)
 
 	if (get_ids(body, len, ids, &n) == -1)
 		return -1;
-	ids_announced(from, ids, n);
+	ids_announced(from, ids, n, false);
 	return 0;
 }
 

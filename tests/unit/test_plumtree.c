@@ -517,7 +517,7 @@ END_TEST
 /*
  * Ids announced at the end of a RUMOR batch are awaited like an IHAVE's:
  * the batch's rumors are taken first (an id among them is not missing),
- * a missing one is GRAFTed from the sender after --graft-ms.  An ihave
+ * a missing one is GRAFTed from the sender, after --lazy-ms + --graft-ms.  An ihave
  * map anywhere but last in a batch of two or more, empty, or alone is
  * malformed: the frame is refused and its ids are not awaited.
  */
@@ -526,6 +526,7 @@ START_TEST(ids_at_the_end_of_a_batch)
 	struct dcbor_buf buf;
 	bool has;
 
+	pd->conf.lazy_ms = 1000;
 	dcbor_buf_init(&buf);
 	dcbor_put_array(&buf, 2);
 	put_rumor(&buf, 0xa001);
@@ -536,7 +537,13 @@ START_TEST(ids_at_the_end_of_a_batch)
 	dcbor_put_uint(&buf, rid_of(0xa003));
 	recv_kind(b, FRAME_RUMOR, &buf);
 	ck_assert_uint_eq(pd_metrics.records_received, 1);
+	/*
+	 * Riding ids skipped the sender's IHAVE wait: the eager copy gets
+	 * --lazy-ms + --graft-ms, not --graft-ms alone.
+	 */
 	run_for(pd->conf.graft_ms + 10);
+	ck_assert_uint_eq(sent_to(b, FRAME_GRAFT, rid_of(0xa003), &has), 0);
+	run_for(pd->conf.lazy_ms);
 	ck_assert_uint_eq(sent_to(b, FRAME_GRAFT, rid_of(0xa003), &has), 1);
 	ck_assert(has);
 	ck_assert_uint_eq(sent_to(b, FRAME_GRAFT, rid_of(0xa001), &has), 1);
