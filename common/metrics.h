@@ -113,6 +113,7 @@ struct rusage;
 	X(push_eager,		"push.eager_copies")			\
 	X(push_ihave_frames,	"push.ihave_frames")			\
 	X(push_ihave_ids,	"push.ihave_ids")			\
+	X(push_ihave_piggybacked, "push.ihave_piggybacked")		\
 	X(push_grafts_sent,	"push.grafts_sent")			\
 	X(push_grafts_answered,	"push.grafts_answered")			\
 	X(push_prunes_sent,	"push.prunes_sent")			\

@@ -28,6 +28,8 @@ enum measure_better { MEASURE_NONE = 0, MEASURE_LOWER = -1, MEASURE_HIGHER = 1 }
 	    "every frame the fleet sent in the write window / entries written")		\
 	X("gossip.rumor_frames_per_write", 0, "ratio", MEASURE_LOWER,	\
 	    "RUMOR frames the fleet sent in the write window / entries written")		\
+	X("gossip.ihave_frames_per_write", 0, "ratio", MEASURE_LOWER,	\
+	    "IHAVE frames the fleet sent in the write window / entries written")		\
 	X("push.eager_edges", 0, "count", MEASURE_NONE,			\
 	    "directed eager (tree) edges at the end: the sum of the push.tree_degree gauges") \
 	X("push.grafts", 0, "count", MEASURE_LOWER,			\

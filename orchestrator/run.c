@@ -475,6 +475,26 @@ run_write_json(const char *path, json_t *j)
 }
 
 /*
+ * A peer's frames sent by kind (its counters' frames.out_by_kind object)
+ * added to sum as flat "frames.out_by_kind.<kind>" numbers, so the window
+ * can subtract them like any other counter.
+ */
+static void
+kinds_add(json_t *sum, json_t *counters)
+{
+	char key[96];
+	const char *k;
+	json_t *v;
+
+	json_object_foreach(json_object_get(counters, "frames.out_by_kind"),
+	    k, v) {
+		snprintf(key, sizeof(key), "frames.out_by_kind.%s", k);
+		json_object_set_new(sum, key, json_real(json_number_value(v) +
+		    json_number_value(json_object_get(sum, key))));
+	}
+}
+
+/*
  * The numeric counters summed over the live peers (each frames.out_by_kind
  * kind as "frames.out_by_kind.KIND", the process's cpu_s as
  * "process.cpu_s", the peers that answered as "peers"): the write window
@@ -485,7 +505,6 @@ sum_one(struct run *r, int index, struct peer *p, json_t *m, void *arg)
 {
 	json_t *sum = arg, *v, *c = json_object_get(m, "counters");
 	const char *k;
-	char key[128];
 
 	(void)r;
 	(void)index;
@@ -496,10 +515,7 @@ sum_one(struct run *r, int index, struct peer *p, json_t *m, void *arg)
 	json_object_foreach(c, k, v)
 		if (json_is_number(v))
 			SUM_ADD(k, json_number_value(v));
-	json_object_foreach(json_object_get(c, "frames.out_by_kind"), k, v) {
-		snprintf(key, sizeof(key), "frames.out_by_kind.%s", k);
-		SUM_ADD(key, json_number_value(v));
-	}
+	kinds_add(sum, c);
 	SUM_ADD("process.cpu_s", json_number_value(json_object_get(
 	    json_object_get(m, "process"), "cpu_s")));
 	SUM_ADD("peers", 1.0);
@@ -531,6 +547,43 @@ window_delta(struct run *r, const char *name)
 	    json_number_value(json_object_get(r->write_base, name));
 }
 
+/*
+ * Where the write window's frames went: a note naming every kind the
+ * fleet sent in it, per write, largest first (the breakdown behind
+ * gossip.frames_per_write).
+ */
+static void
+kinds_note(struct run *r, double writes)
+{
+	struct { const char *kind; double n; } k[64], t;
+	const char *key, *pre = "frames.out_by_kind.";
+	char text[2048];
+	size_t nk = 0, len = 0;
+	json_t *v;
+
+	json_object_foreach(r->counters, key, v) {
+		double d;
+
+		if (strncmp(key, pre, strlen(pre)) != 0 || nk == 64 ||
+		    (d = window_delta(r, key)) <= 0)
+			continue;
+		k[nk].kind = key + strlen(pre);
+		k[nk++].n = d / writes;
+	}
+	for (size_t i = 1; i < nk; i++)
+		for (size_t j = i; j > 0 && k[j].n > k[j - 1].n; j--) {
+			t = k[j];
+			k[j] = k[j - 1];
+			k[j - 1] = t;
+		}
+	text[0] = '\0';
+	for (size_t i = 0; i < nk && len < sizeof(text) - 1; i++)
+		len += (size_t)snprintf(text + len, sizeof(text) - len,
+		    "%s%s %.2f", i ? ", " : "", k[i].kind, k[i].n);
+	if (nk > 0)
+		run_note(r, "frames per write by kind, write window: %s", text);
+}
+
 /* push.eager_edges, push.grafts, push.redundant_copies (docs/report.md). */
 static void
 push_measures(struct run *r)
@@ -547,7 +600,7 @@ push_measures(struct run *r)
 /* What gather() adds up while the answers come in. */
 struct gather {
 	struct metrics_hists	 all;
-	double			 frames_out, bytes_out, bad, rumor_out, cpu_s;
+	double			 frames_out, bytes_out, bad, cpu_s;
 	int			 answered;
 	bool			 have_metrics;
 	json_t			**rows;		/* one per fleet index */
@@ -582,8 +635,7 @@ gather_one(struct run *r, int i, struct peer *p, json_t *m, void *arg)
 	g->bytes_out += json_number_value(json_object_get(c, "bytes.out"));
 	json_object_foreach(json_object_get(c, "frames.bad"), k, v)
 		g->bad += json_number_value(v);
-	g->rumor_out += json_number_value(json_object_get(json_object_get(c,
-	    "frames.out_by_kind"), "rumor"));
+	kinds_add(r->counters, c);
 	g->cpu_s += json_number_value(json_object_get(proc, "cpu_s"));
 	g->answered++;
 	json_object_foreach(c, k, v) {
@@ -696,9 +748,12 @@ gather(struct run *r)
 			run_set_measure(r, "gossip.frames_per_write",
 			    window_delta(r, "frames.out") / w, "ratio");
 			run_set_measure(r, "gossip.rumor_frames_per_write",
-			    (g.rumor_out - json_number_value(json_object_get(
-			    r->write_base, "frames.out_by_kind.rumor"))) / w,
+			    window_delta(r, "frames.out_by_kind.rumor") / w,
 			    "ratio");
+			run_set_measure(r, "gossip.ihave_frames_per_write",
+			    window_delta(r, "frames.out_by_kind.ihave") / w,
+			    "ratio");
+			kinds_note(r, w);
 			cpu_measures(r, &g, w);
 		}
 		push_measures(r);

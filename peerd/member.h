@@ -68,6 +68,7 @@ struct member {
 	uint64_t		 pt_last_ms;	/* last rumor frame to it */
 	uint64_t		*pt_ihave;	/* ids queued for its IHAVE */
 	uint32_t		 pt_nihave;
+	uint64_t		 pt_ihave_due_ms; /* its IHAVE leaves then */
 };
 
 void		 member_init(void);

@@ -1,10 +1,11 @@
 /*
  * plumtree.c: Plumtree broadcast (Leitão, Pereira, Rodrigues, SRDS 2007)
  * with one tree per origin (docs/protocol.md section 7): rumors go in
- * full along the eager edges of their origin's tree and as ids in IHAVE
- * (batched every --lazy-ms) along the rest of the active view; a missing
- * id GRAFTs, a duplicate PRUNEs, a lost way in GRAFTs at once.  Rumors for
- * one link within --batch-ms leave in one frame.  gossip.c dispatches the
+ * full along the eager edges of their origin's tree and as ids along the
+ * rest of the active view (within --lazy-ms, in an IHAVE or at the end of
+ * a RUMOR frame going that way); a missing id GRAFTs, a duplicate PRUNEs,
+ * a lost way in GRAFTs at once.  Rumors for one link within --batch-ms
+ * leave in one frame.  gossip.c dispatches the
  * frames here and owns anti-entropy; the records are the replica's.
  */
 #include <stdlib.h>
@@ -131,6 +132,7 @@ static size_t		 cache_next, cache_bytes;
 static struct missing	 missing[GOSSIP_MISSING];
 static size_t		 nmissing;
 static struct event	*eager_ev, *lazy_ev, *graft_ev;
+static uint64_t		 graft_armed_ms;	/* graft_ev fires then */
 
 /* Our rumors' origin: our node, the first 8 bytes of our id. */
 static uint64_t
@@ -249,27 +251,50 @@ cache_free(void)
 	cache_next = cache_bytes = 0;
 }
 
-/* Send what is queued for m: one rumor map, or an array of them. */
+/* An IHAVE or GRAFT body, or a batch's ihave map: {"ids": [...]}. */
+static void
+ids_put(struct dcbor_buf *b, const uint64_t *ids, size_t n)
+{
+	dcbor_put_map(b, 1);
+	dcbor_put_cstr(b, "ids");
+	dcbor_put_array(b, n);
+	for (size_t i = 0; i < n; i++)
+		dcbor_put_uint(b, ids[i]);
+}
+
+/*
+ * Send what is queued for m: one rumor map, or an array of them.  The ids
+ * waiting for m's next IHAVE ride along as the batch's last element (an
+ * ihave map), so a link that carries rumors carries no IHAVE frames.
+ */
 static void
 pt_flush_member(struct member *m)
 {
 	struct dcbor_buf b;
+	uint32_t nids = m->pt_nihave;
 
 	if (m->pt_nout == 0)
 		return;
 	if (m->link != NULL) {
-		if (m->pt_nout == 1)
+		if (m->pt_nout == 1 && nids == 0)
 			link_send_member(m, FRAME_RUMOR, m->pt_out.data,
 			    m->pt_out.len);
 		else {
 			dcbor_buf_init(&b);
-			dcbor_put_array(&b, m->pt_nout);
+			dcbor_put_array(&b, m->pt_nout + (nids > 0));
 			dcbor_put_raw(&b, m->pt_out.data, m->pt_out.len);
+			if (nids > 0)
+				ids_put(&b, m->pt_ihave, nids);
 			link_send_member(m, FRAME_RUMOR, b.data, b.len);
 			dcbor_buf_free(&b);
 		}
 		pd_count(rumors_sent);
 		pd_count_add(push_eager, m->pt_nout);
+		if (nids > 0) {
+			pd_count_add(push_ihave_ids, nids);
+			pd_count_add(push_ihave_piggybacked, nids);
+			m->pt_nihave = 0;
+		}
 	}
 	m->pt_last_ms = clock_mono_ms();
 	dcbor_buf_reset(&m->pt_out);
@@ -324,7 +349,9 @@ pt_eager(struct member *m, const uint8_t *map, size_t len)
 {
 	uint64_t now = clock_mono_ms(), due;
 
-	if (m->pt_out.len + len > pd->conf.max_frame / 2)
+	/* Room is kept for the ihave map that may end the batch. */
+	if (m->pt_out.len + len > pd->conf.max_frame / 2 ||
+	    m->pt_nout == GOSSIP_RUMORS_MAX - 1)
 		pt_flush_member(m);
 	dcbor_put_raw(&m->pt_out, map, len);
 	if (m->pt_nout++ > 0)
@@ -343,11 +370,7 @@ send_ids(struct member *m, uint32_t kind, const uint64_t *ids, size_t n)
 	int rc;
 
 	dcbor_buf_init(&b);
-	dcbor_put_map(&b, 1);
-	dcbor_put_cstr(&b, "ids");
-	dcbor_put_array(&b, n);
-	for (size_t i = 0; i < n; i++)
-		dcbor_put_uint(&b, ids[i]);
+	ids_put(&b, ids, n);
 	rc = link_send_member(m, kind, b.data, b.len);
 	dcbor_buf_free(&b);
 	return rc;
@@ -366,32 +389,46 @@ pt_lazy_flush(struct member *m)
 	m->pt_nihave = 0;
 }
 
+/* The IHAVEs that are due leave; the timer waits for the next one. */
 static void
 pt_lazy_cb(evutil_socket_t fd, short ev, void *arg)
 {
+	uint64_t now = clock_mono_ms(), next = 0;
+
 	(void)fd;
 	(void)ev;
 	(void)arg;
-	for (size_t i = 0; i < member_count(); i++)
-		pt_lazy_flush(member_at(i));
+	for (size_t i = 0; i < member_count(); i++) {
+		struct member *m = member_at(i);
+
+		if (m->pt_nihave == 0)
+			continue;
+		if (m->pt_ihave_due_ms <= now)
+			pt_lazy_flush(m);
+		else if (next == 0 || m->pt_ihave_due_ms < next)
+			next = m->pt_ihave_due_ms;
+	}
+	if (next != 0)
+		pt_arm(lazy_ev, next);
 }
 
-/* Announce rid to m's lazy edge in its next IHAVE (every --lazy-ms). */
+/*
+ * Announce rid to m's lazy edge: in an IHAVE --lazy-ms after the first id
+ * queued for it, unless a RUMOR frame to m takes the ids along first.
+ */
 static void
 pt_ihave(struct member *m, uint64_t rid)
 {
-	struct timeval tv;
-
 	if (m->pt_ihave == NULL)
 		m->pt_ihave = xcalloc(GOSSIP_IHAVE_MAX, sizeof(uint64_t));
 	if (m->pt_nihave == GOSSIP_IHAVE_MAX)
 		pt_lazy_flush(m);
-	m->pt_ihave[m->pt_nihave++] = rid;
-	if (!event_pending(lazy_ev, EV_TIMEOUT, NULL)) {
-		tv.tv_sec = pd->conf.lazy_ms / 1000;
-		tv.tv_usec = (suseconds_t)(pd->conf.lazy_ms % 1000) * 1000;
-		event_add(lazy_ev, &tv);
+	if (m->pt_nihave++ == 0) {
+		m->pt_ihave_due_ms = clock_mono_ms() + pd->conf.lazy_ms;
+		if (!event_pending(lazy_ev, EV_TIMEOUT, NULL))
+			pt_arm(lazy_ev, m->pt_ihave_due_ms);
 	}
+	m->pt_ihave[m->pt_nihave - 1] = rid;
 }
 
 /*
@@ -504,9 +541,23 @@ missing_del(struct missing *x)
 	*x = missing[--nmissing];
 }
 
-/* An IHAVE'd id we lack: GRAFT from its first announcer when overdue. */
+/* The graft timer for due_ms, unless it fires sooner already. */
 static void
-missing_add(uint64_t rid, struct member *from)
+graft_arm(uint64_t due_ms)
+{
+	if (event_pending(graft_ev, EV_TIMEOUT, NULL) &&
+	    graft_armed_ms <= due_ms)
+		return;
+	graft_armed_ms = due_ms;
+	pt_arm(graft_ev, due_ms);
+}
+
+/*
+ * An announced id we lack: GRAFT from its first announcer when overdue,
+ * wait_ms from now (the first announcement sets it).
+ */
+static void
+missing_add(uint64_t rid, struct member *from, uint64_t wait_ms)
 {
 	struct missing *x = missing_find(rid);
 
@@ -518,15 +569,14 @@ missing_add(uint64_t rid, struct member *from)
 		x = &missing[nmissing++];
 		memset(x, 0, sizeof(*x));
 		x->rid = rid;
-		x->due_ms = clock_mono_ms() + pd->conf.graft_ms;
+		x->due_ms = clock_mono_ms() + wait_ms;
 	}
 	for (uint32_t i = 0; i < x->nsrc; i++)
 		if (x->src[i] == from)
 			return;
 	if (x->nsrc < GOSSIP_MISSING_SRC)
 		x->src[x->nsrc++] = from;
-	if (!event_pending(graft_ev, EV_TIMEOUT, NULL))
-		pt_arm(graft_ev, x->due_ms);
+	graft_arm(x->due_ms);
 }
 
 static void
@@ -572,7 +622,7 @@ pt_graft_cb(evutil_socket_t fd, short ev, void *arg)
 		i++;
 	}
 	if (next != 0)
-		pt_arm(graft_ev, next);
+		graft_arm(next);
 }
 
 /*
@@ -707,6 +757,53 @@ recv_one_rumor(struct member *from, struct dcbor_rd *rd, uint64_t *dup)
 	return 0;
 }
 
+/* One {"ids": [...]} map from rd (at most GOSSIP_IHAVE_MAX, none 0). */
+static int
+ids_get(struct dcbor_rd *rd, uint64_t *ids, size_t *n)
+{
+	uint64_t k, cnt;
+
+	if (dcbor_get_map(rd, &k) == -1 || k != 1 ||
+	    dcbor_get_key(rd, "ids") == -1 ||
+	    dcbor_get_array(rd, &cnt) == -1 || cnt > GOSSIP_IHAVE_MAX)
+		return -1;
+	for (uint64_t i = 0; i < cnt; i++)
+		if (dcbor_get_uint(rd, &ids[i]) == -1 || ids[i] == 0)
+			return -1;
+	*n = (size_t)cnt;
+	return 0;
+}
+
+/* An IHAVE or GRAFT body: one ids map and nothing after it. */
+static int
+get_ids(const uint8_t *body, size_t len, uint64_t *ids, size_t *n)
+{
+	struct dcbor_rd rd;
+
+	dcbor_rd_init(&rd, body, len);
+	if (ids_get(&rd, ids, n) == -1)
+		return -1;
+	return dcbor_left(&rd) == 0 ? 0 : -1;
+}
+
+/*
+ * Announced ids: await those we lack, --graft-ms after an IHAVE frame.
+ * Ids at the end of a RUMOR batch (riding) skipped the wait an IHAVE
+ * would have had on the sender (up to --lazy-ms), and the eager copy is
+ * given that time too: else piggybacking would shorten the GRAFT timeout
+ * and GRAFT copies still on their way.
+ */
+static void
+ids_announced(struct member *from, const uint64_t *ids, size_t n,
+    bool riding)
+{
+	uint64_t wait = pd->conf.graft_ms + (riding ? pd->conf.lazy_ms : 0);
+
+	for (size_t i = 0; i < n; i++)
+		if (!seen_has(ids[i]))
+			missing_add(ids[i], from, wait);
+}
+
 /*
  * A RUMOR body is one rumor map or an array of them (a batch for one
  * link).  A duplicate answers PRUNE for the trees of its origins (after
@@ -716,10 +813,12 @@ recv_one_rumor(struct member *from, struct dcbor_rd *rd, uint64_t *dup)
 static int
 recv_rumor(struct member *from, const uint8_t *body, size_t len)
 {
+	static uint64_t ids[GOSSIP_IHAVE_MAX];
 	struct dcbor_rd rd;
 	struct dcbor_item it;
 	uint64_t n = 1;
 	uint64_t dup = 0, prune = 0;
+	size_t nids = 0;
 
 	dcbor_rd_init(&rd, body, len);
 	{
@@ -733,34 +832,25 @@ recv_rumor(struct member *from, const uint8_t *body, size_t len)
 				return -1;
 		}
 	}
-	for (uint64_t i = 0; i < n; i++)
-		if (recv_one_rumor(from, &rd, &dup) == -1)
+	for (uint64_t i = 0; i < n; i++) {
+		struct dcbor_rd peek = rd;
+
+		/* A batch of two or more may end with one ihave map. */
+		if (i > 0 && i == n - 1 && dcbor_next(&peek, &it) == 0 &&
+		    it.type == DCBOR_MAP && it.u == 1) {
+			if (ids_get(&rd, ids, &nids) == -1 || nids == 0)
+				return -1;
+		} else if (recv_one_rumor(from, &rd, &dup) == -1)
 			return -1;
+	}
 	if (dcbor_left(&rd) != 0)
 		return -1;
 	for (unsigned k = 0; dup != 0 && k < GOSSIP_ORIGINS; k++)
 		if (((dup >> k) & 1) && prune_wanted(from, k))
 			prune |= 1ull << k;
 	send_prune(from, prune);
+	ids_announced(from, ids, nids, true);
 	return 0;
-}
-
-static int
-get_ids(const uint8_t *body, size_t len, uint64_t *ids, size_t *n)
-{
-	struct dcbor_rd rd;
-	uint64_t k, cnt;
-
-	dcbor_rd_init(&rd, body, len);
-	if (dcbor_get_map(&rd, &k) == -1 || k != 1 ||
-	    dcbor_get_key(&rd, "ids") == -1 ||
-	    dcbor_get_array(&rd, &cnt) == -1 || cnt > GOSSIP_IHAVE_MAX)
-		return -1;
-	for (uint64_t i = 0; i < cnt; i++)
-		if (dcbor_get_uint(&rd, &ids[i]) == -1 || ids[i] == 0)
-			return -1;
-	*n = (size_t)cnt;
-	return dcbor_left(&rd) == 0 ? 0 : -1;
 }
 
 static int
@@ -771,9 +861,7 @@ recv_ihave(struct member *from, const uint8_t *body, size_t len)
 
 	if (get_ids(body, len, ids, &n) == -1)
 		return -1;
-	for (size_t i = 0; i < n; i++)
-		if (!seen_has(ids[i]))
-			missing_add(ids[i], from);
+	ids_announced(from, ids, n, false);
 	return 0;
 }
 

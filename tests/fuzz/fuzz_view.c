@@ -2,7 +2,8 @@
  * fuzz_view.c: libFuzzer target for the membership and broadcast bodies a
  * peer takes once the handshake is over: view_recv (JOIN, FORWARD_JOIN,
  * NEIGHBOR, DISCONNECT, SHUFFLE, GROUP_AD) and gossip_recv's Plumtree
- * kinds (RUMOR as one map or a batch, IHAVE, GRAFT, PRUNE).
+ * kinds (RUMOR as one map or a batch, which may end with an ihave map,
+ * IHAVE, GRAFT, PRUNE).
  *
  * The first input byte chooses the kind (bits 0-3, modulo 10); the rest is
  * its body, handed over without the canonical check frame_open would make.
@@ -145,6 +146,26 @@ gen_seeds(const char *dir)
 		}
 		dcbor_buf_free(&b);
 	}
+	/* A batch ending with the ids announced on the way (an ihave map). */
+	dcbor_buf_init(&b);
+	dcbor_put_raw(&b, (const uint8_t *)"\0", 1);
+	dcbor_put_array(&b, 2);
+	dcbor_put_map(&b, 4);
+	dcbor_put_cstr(&b, "rid");
+	dcbor_put_uint(&b, gossip_rid((const uint8_t *)"\x80", 1));
+	dcbor_put_cstr(&b, "hops");
+	dcbor_put_uint(&b, 4);
+	dcbor_put_cstr(&b, "items");
+	dcbor_put_array(&b, 0);
+	dcbor_put_cstr(&b, "origin");
+	dcbor_put_uint(&b, 0x63);
+	dcbor_put_map(&b, 1);
+	dcbor_put_cstr(&b, "ids");
+	dcbor_put_array(&b, 2);
+	dcbor_put_uint(&b, 0x1001);
+	dcbor_put_uint(&b, 0x2003);
+	fuzz_seed_write(dir, "kind_rumor_ihave", 6, &b);
+	dcbor_buf_free(&b);
 }
 
 int

@@ -354,12 +354,25 @@ START_TEST(eager_then_prune_then_lazy)
 	rumor_from(&buf, 0x2005, ORIGIN_Y);
 	recv_kind(c, FRAME_RUMOR, &buf);
 	run_for(pd->conf.lazy_ms + 10);
-	ck_assert_uint_eq(sent_to(a, FRAME_IHAVE, rid_of(0x2003), &has), 1);
-	ck_assert(has);
+	/*
+	 * X's id goes to a at the end of the RUMOR frame that carries Y's
+	 * rumor its way (an ihave map), not in an IHAVE frame of its own;
+	 * X's record itself does not go.
+	 */
+	ck_assert_uint_eq(sent_to(a, FRAME_IHAVE, rid_of(0x2003), &has), 0);
 	ck_assert_uint_eq(sent_to(a, FRAME_RUMOR, rid_of(0x2005), &has), 1);
 	ck_assert(has);
 	ck_assert_uint_eq(sent_to(a, FRAME_RUMOR, rid_of(0x2003), &has), 1);
-	ck_assert(!has);
+	ck_assert(has);
+	ck_assert_uint_eq(pd_metrics.push_ihave_piggybacked, 1);
+	/* On a link with no rumor going its way, the id has its own IHAVE. */
+	fake_link_clear();
+	rumor(&buf, 0x2007);
+	recv_kind(c, FRAME_RUMOR, &buf);
+	run_for(pd->conf.lazy_ms + 10);
+	ck_assert_uint_eq(sent_to(a, FRAME_IHAVE, rid_of(0x2007), &has), 1);
+	ck_assert(has);
+	ck_assert_uint_eq(sent_to(a, FRAME_RUMOR, rid_of(0x2007), &has), 0);
 	/* X: 2 of 3 links eager (a lazy); Y: all 3. */
 	ck_assert(gossip_tree_degree() == 2.5);
 
@@ -367,7 +380,7 @@ START_TEST(eager_then_prune_then_lazy)
 	ids(&buf, rid_of(0x2003));
 	recv_kind(a, FRAME_GRAFT, &buf);
 	run_for(5);
-	ck_assert_uint_eq(sent_to(a, FRAME_RUMOR, rid_of(0x2003), &has), 2);
+	ck_assert_uint_eq(sent_to(a, FRAME_RUMOR, rid_of(0x2003), &has), 1);
 	ck_assert(has);
 	ck_assert_uint_eq(pd_metrics.push_grafts_answered, 1);
 	ck_assert(gossip_tree_degree() == 3.0);
@@ -501,6 +514,119 @@ START_TEST(graft_repairs_a_pruned_path)
 }
 END_TEST
 
+/*
+ * Ids announced at the end of a RUMOR batch are awaited like an IHAVE's:
+ * the batch's rumors are taken first (an id among them is not missing),
+ * a missing one is GRAFTed from the sender, after --lazy-ms + --graft-ms.  An ihave
+ * map anywhere but last in a batch of two or more, empty, or alone is
+ * malformed: the frame is refused and its ids are not awaited.
+ */
+START_TEST(ids_at_the_end_of_a_batch)
+{
+	struct dcbor_buf buf;
+	bool has;
+
+	pd->conf.lazy_ms = 1000;
+	dcbor_buf_init(&buf);
+	dcbor_put_array(&buf, 2);
+	put_rumor(&buf, 0xa001);
+	dcbor_put_map(&buf, 1);
+	dcbor_put_cstr(&buf, "ids");
+	dcbor_put_array(&buf, 2);
+	dcbor_put_uint(&buf, rid_of(0xa001));
+	dcbor_put_uint(&buf, rid_of(0xa003));
+	recv_kind(b, FRAME_RUMOR, &buf);
+	ck_assert_uint_eq(pd_metrics.records_received, 1);
+	/*
+	 * Riding ids skipped the sender's IHAVE wait: the eager copy gets
+	 * --lazy-ms + --graft-ms, not --graft-ms alone.
+	 */
+	run_for(pd->conf.graft_ms + 10);
+	ck_assert_uint_eq(sent_to(b, FRAME_GRAFT, rid_of(0xa003), &has), 0);
+	run_for(pd->conf.lazy_ms);
+	ck_assert_uint_eq(sent_to(b, FRAME_GRAFT, rid_of(0xa003), &has), 1);
+	ck_assert(has);
+	ck_assert_uint_eq(sent_to(b, FRAME_GRAFT, rid_of(0xa001), &has), 1);
+	ck_assert_uint_eq(pd_metrics.push_grafts_sent, 1);
+
+	/* The ihave map first, alone, or empty: refused, nothing taken. */
+	dcbor_buf_init(&buf);
+	dcbor_put_array(&buf, 2);
+	dcbor_put_map(&buf, 1);
+	dcbor_put_cstr(&buf, "ids");
+	dcbor_put_array(&buf, 1);
+	dcbor_put_uint(&buf, rid_of(0xa005));
+	put_rumor(&buf, 0xa007);
+	ck_assert_int_eq(gossip_recv(b, FRAME_RUMOR, buf.data, buf.len), -1);
+	dcbor_buf_free(&buf);
+	dcbor_buf_init(&buf);
+	dcbor_put_array(&buf, 1);
+	dcbor_put_map(&buf, 1);
+	dcbor_put_cstr(&buf, "ids");
+	dcbor_put_array(&buf, 1);
+	dcbor_put_uint(&buf, rid_of(0xa005));
+	ck_assert_int_eq(gossip_recv(b, FRAME_RUMOR, buf.data, buf.len), -1);
+	dcbor_buf_free(&buf);
+	ck_assert_uint_eq(pd_metrics.records_received, 1);
+	/* (As in any batch, rumors before a malformed tail were taken.) */
+	dcbor_buf_init(&buf);
+	dcbor_put_array(&buf, 2);
+	put_rumor(&buf, 0xa009);
+	dcbor_put_map(&buf, 1);
+	dcbor_put_cstr(&buf, "ids");
+	dcbor_put_array(&buf, 0);
+	ck_assert_int_eq(gossip_recv(b, FRAME_RUMOR, buf.data, buf.len), -1);
+	dcbor_buf_free(&buf);
+	run_for(pd->conf.graft_ms + 10);
+	ck_assert_uint_eq(sent_to(b, FRAME_GRAFT, rid_of(0xa005), &has), 1);
+	ck_assert(!has);
+}
+END_TEST
+
+/*
+ * An id waits --lazy-ms at most from the moment it was queued for its
+ * link, not until a fleet-wide IHAVE tick: a RUMOR frame going that way
+ * within the wait takes it along, and no IHAVE frame leaves.  Here c's
+ * id (Y's tree) arms the timer first; a's (X's tree) is queued 700 ms
+ * later and the next rumor to a, 400 ms after that, still finds it
+ * waiting (one timer for every link would have sent a's IHAVE with c's).
+ */
+START_TEST(ids_wait_from_their_own_queueing)
+{
+	struct dcbor_buf buf;
+	bool has;
+
+	pd->conf.lazy_ms = 1000;
+	/* Both trees held (a PRUNE names a tree we hold), then pruned. */
+	rumor_from(&buf, 0xb007, ORIGIN_X);
+	recv_kind(b, FRAME_RUMOR, &buf);
+	rumor_from(&buf, 0xb009, ORIGIN_Y);
+	recv_kind(b, FRAME_RUMOR, &buf);
+	run_for(5);
+	prune(&buf, ORIGIN_X);
+	recv_kind(a, FRAME_PRUNE, &buf);
+	prune(&buf, ORIGIN_Y);
+	recv_kind(c, FRAME_PRUNE, &buf);
+	fake_link_clear();
+	rumor_from(&buf, 0xb001, ORIGIN_Y);	/* whole to a, id to c */
+	recv_kind(b, FRAME_RUMOR, &buf);
+	run_for(700);
+	rumor_from(&buf, 0xb003, ORIGIN_X);	/* id to a, whole to c */
+	recv_kind(b, FRAME_RUMOR, &buf);
+	run_for(400);
+	ck_assert_uint_eq(sent_to(a, FRAME_IHAVE, rid_of(0xb003), &has), 0);
+	rumor_from(&buf, 0xb005, ORIGIN_Y);	/* whole to a: X's id along */
+	recv_kind(b, FRAME_RUMOR, &buf);
+	run_for(5);
+	ck_assert_uint_eq(sent_to(a, FRAME_IHAVE, rid_of(0xb003), &has), 0);
+	ck_assert_uint_eq(sent_to(a, FRAME_RUMOR, rid_of(0xb003), &has), 2);
+	ck_assert(has);
+	/* c's id rode on X's rumor to c: no IHAVE frame to anyone. */
+	ck_assert_uint_eq(pd_metrics.push_ihave_frames, 0);
+	ck_assert_uint_eq(pd_metrics.push_ihave_piggybacked, 2);
+}
+END_TEST
+
 START_TEST(batched_rumors_and_bounds)
 {
 	struct dcbor_buf buf;
@@ -570,6 +696,8 @@ plumtree_suite(void)
 	tcase_add_test(tc, own_rumors_and_the_urgent_lane);
 	tcase_add_test(tc, a_lost_tree_node_is_routed_around);
 	tcase_add_test(tc, graft_repairs_a_pruned_path);
+	tcase_add_test(tc, ids_at_the_end_of_a_batch);
+	tcase_add_test(tc, ids_wait_from_their_own_queueing);
 	tcase_add_test(tc, batched_rumors_and_bounds);
 	suite_add_tcase(s, tc);
 	return s;
