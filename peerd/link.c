@@ -12,6 +12,7 @@
  * path (two-stage reads, receiver checks) rx.c's; link_int.h is what the
  * three share.
  */
+#include <sys/ioctl.h>
 #include <sys/queue.h>
 #include <sys/socket.h>
 #include <netinet/in.h>
@@ -947,6 +948,23 @@ link_queued(const struct link *l)
 {
 	return evbuffer_get_length(bufferevent_get_output(l->bev)) +
 	    evbuffer_get_length(l->bulk);
+}
+
+bool
+link_rx_backlog(void)
+{
+	struct link *l;
+	int n;
+
+	TAILQ_FOREACH(l, &links, entry) {
+		if (l->bev == NULL)
+			continue;
+		if (evbuffer_get_length(bufferevent_get_input(l->bev)) > 0)
+			return true;
+		if (ioctl(bufferevent_getfd(l->bev), FIONREAD, &n) == 0 && n > 0)
+			return true;
+	}
+	return false;
 }
 
 size_t

@@ -148,6 +148,11 @@ void		 link_close(struct link *l, const char *why);
 void		 link_close_flush(struct link *l, const char *why);
 /* Bytes queued to send to m (SIZE_MAX without an UP link): backpressure. */
 size_t		 link_outq(const struct member *m);
+/*
+ * Whether any link holds bytes received but not handled yet (in its input
+ * buffer or its socket): this peer is behind its own input.
+ */
+bool		 link_rx_backlog(void);
 /* Links as JSON (for "peers" and "dump"). */
 json_t		*link_list_json(void);
 /* Number of links in any state but DEAD. */

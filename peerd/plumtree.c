@@ -28,6 +28,7 @@
 
 /* Seen rumor ids: a FIFO ring for eviction plus an open-addressing set. */
 #define SEEN_SLOTS	(GOSSIP_SEEN * 4)
+#define GRAFT_WAITS	4	/* GRAFTs put off while behind the input */
 
 static uint64_t		 seen_ring[GOSSIP_SEEN];
 static size_t		 seen_next;
@@ -108,6 +109,7 @@ struct missing {
 	uint64_t	 due_ms;
 	struct member	*src[GOSSIP_MISSING_SRC];
 	uint32_t	 nsrc;
+	uint32_t	 waits;		/* put off while behind its input */
 };
 
 /*
@@ -611,6 +613,26 @@ pt_graft_cb(evutil_socket_t fd, short ev, void *arg)
 		}
 		if (m == NULL) {
 			missing_del(x);	/* nobody left: anti-entropy */
+			continue;
+		}
+		/*
+		 * Behind its own input (a loaded host), the eager copy may be
+		 * among the bytes not read yet: a GRAFT now would turn a lazy
+		 * edge eager for nothing and add to the load.  Put it off, a
+		 * quarter period at a time, at most GRAFT_WAITS times.
+		 */
+		if (x->waits < GRAFT_WAITS && link_rx_backlog()) {
+			x->waits++;
+			/* m stays the next to ask. */
+			memmove(&x->src[1], &x->src[0],
+			    x->nsrc * sizeof(x->src[0]));
+			x->src[0] = m;
+			x->nsrc++;
+			pd_count(push_grafts_put_off);
+			x->due_ms = now + pd->conf.graft_ms / 4 + 1;
+			if (next == 0 || x->due_ms < next)
+				next = x->due_ms;
+			i++;
 			continue;
 		}
 		/* m pushes to us eagerly from now on: the tree mends. */

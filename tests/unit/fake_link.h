@@ -45,6 +45,7 @@ static struct fake_sent	 fake_sent[FAKE_SENT_MAX];
 static size_t		 fake_nsent, fake_overflow;
 static uint64_t		 fake_frames, fake_payload;
 static bool		 fake_link_all_up, fake_links_down, fake_held;
+static bool		 fake_backlog;	/* link_rx_backlog()'s answer */
 static size_t		 fake_outq;
 static uint32_t		 fake_data_kind;	/* 0: any kind may carry data */
 static link_observer_fn	 fake_observers[8];
@@ -73,7 +74,7 @@ fake_link_reset(void)
 	fake_link_clear();
 	fake_nobservers = 0;
 	memset(fake_handlers, 0, sizeof(fake_handlers));
-	fake_link_all_up = fake_links_down = false;
+	fake_link_all_up = fake_links_down = fake_backlog = false;
 	fake_outq = 0;
 	fake_data_kind = 0;
 }
@@ -189,6 +190,12 @@ link_send_member_data(struct member *m, uint32_t kind, const uint8_t *body,
 	if ((rc = fake_send(m, kind, body, len, false)) == 0)
 		fake_payload += pl->len;
 	return rc;
+}
+
+bool
+link_rx_backlog(void)
+{
+	return fake_backlog;
 }
 
 size_t

@@ -515,6 +515,37 @@ START_TEST(graft_repairs_a_pruned_path)
 END_TEST
 
 /*
+ * A peer behind its own input puts a due GRAFT off (the eager copy may be
+ * in the bytes it has not read), at most four quarter periods, then asks.
+ */
+START_TEST(graft_waits_while_behind_its_input)
+{
+	struct dcbor_buf buf;
+	bool has;
+
+	ids(&buf, rid_of(0x4107));
+	recv_kind(b, FRAME_IHAVE, &buf);
+	fake_backlog = true;
+	run_for(pd->conf.graft_ms + 10);
+	ck_assert_uint_eq(sent_to(b, FRAME_GRAFT, rid_of(0x4107), &has), 0);
+	ck_assert_uint_ge(pd_metrics.push_grafts_put_off, 1);
+	/* The copy arrives meanwhile: no GRAFT at all. */
+	rumor(&buf, 0x4107);
+	recv_kind(a, FRAME_RUMOR, &buf);
+	run_for(2 * pd->conf.graft_ms);
+	ck_assert_uint_eq(sent_to(b, FRAME_GRAFT, rid_of(0x4107), &has), 0);
+	ck_assert_uint_eq(pd_metrics.push_grafts_sent, 0);
+	/* Behind for good: asked all the same once the waits are spent. */
+	ids(&buf, rid_of(0x4209));
+	recv_kind(b, FRAME_IHAVE, &buf);
+	run_for(3 * pd->conf.graft_ms);
+	ck_assert_uint_eq(sent_to(b, FRAME_GRAFT, rid_of(0x4209), &has), 1);
+	ck_assert(has);
+	fake_backlog = false;
+}
+END_TEST
+
+/*
  * Ids announced at the end of a RUMOR batch are awaited like an IHAVE's:
  * the batch's rumors are taken first (an id among them is not missing),
  * a missing one is GRAFTed from the sender, after --lazy-ms + --graft-ms.  An ihave
@@ -696,6 +727,7 @@ plumtree_suite(void)
 	tcase_add_test(tc, own_rumors_and_the_urgent_lane);
 	tcase_add_test(tc, a_lost_tree_node_is_routed_around);
 	tcase_add_test(tc, graft_repairs_a_pruned_path);
+	tcase_add_test(tc, graft_waits_while_behind_its_input);
 	tcase_add_test(tc, ids_at_the_end_of_a_batch);
 	tcase_add_test(tc, ids_wait_from_their_own_queueing);
 	tcase_add_test(tc, batched_rumors_and_bounds);
