@@ -202,13 +202,20 @@ def test_unwaited_writes_that_arrive_are_counted_and_none_lost():
         assert measure(rep, "history.lost") == 0, rep["measures"]
 
 
+def run_builtin(out, name, *sets):
+    """Run scenarios/NAME.json with --set each of sets; its report."""
+    args = [ORCH, "scenarios/%s.json" % name]
+    for kv in sets:
+        args += ["--set", kv]
+    p = subprocess.run(args + ["--out", out, "-q"], stderr=subprocess.PIPE,
+                       timeout=120)
+    assert p.returncode == 0, p.stderr.decode()
+    return latest(out)[1]
+
+
 def test_scale_scenario_measures_the_start_and_a_sample_round():
     with Tmp() as out:
-        p = subprocess.run([ORCH, "scenarios/scale.json", "--set", "peers=20",
-                            "--set", "sample_ms=2500", "--out", out, "-q"],
-                           stderr=subprocess.PIPE, timeout=120)
-        assert p.returncode == 0, p.stderr.decode()
-        _, rep = latest(out)
+        rep = run_builtin(out, "scale", "peers=20", "sample_ms=2500")
         assert measure(rep, "fleet.start_ms") > 0, rep["measures"]
         assert measure(rep, "engine.sample_round_ms") is not None
         d = os.path.join(out, "latest")
@@ -219,11 +226,7 @@ def test_scale_scenario_measures_the_start_and_a_sample_round():
 
 def test_rest_measures_the_background_per_peer():
     with Tmp() as out:
-        p = subprocess.run([ORCH, "scenarios/rest.json", "--set", "peers=4",
-                            "--set", "rest_ms=2000", "--out", out, "-q"],
-                           stderr=subprocess.PIPE, timeout=120)
-        assert p.returncode == 0, p.stderr.decode()
-        _, rep = latest(out)
+        rep = run_builtin(out, "rest", "peers=4", "rest_ms=2000")
         m = rep["measures"]
         for k in ("fleet.rest_frames_per_peer_s", "fleet.rest_bytes_per_peer_s",
                   "fleet.rest_cpu_ms_per_peer_s"):
