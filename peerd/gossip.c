@@ -24,6 +24,7 @@
 #include "replica.h"
 #include "take.h"
 #include "trace.h"
+#include "vote.h"
 #include "xmalloc.h"
 
 static uint64_t		 last_ae_ms;
@@ -307,11 +308,11 @@ gossip_recv(struct member *from, uint32_t kind, const uint8_t *body,
 	case FRAME_PULL_RESP:
 		return recv_pull(from, body, len);
 	case FRAME_CLAIM_ACK:
-		return take_recv_ack(from, body, len);
+		return vote_recv_ack(from, body, len);
 	case FRAME_CLAIM_ACK_RELAY:
-		return take_recv_relay(from, body, len);
+		return vote_recv_relay(from, body, len);
 	case FRAME_CLAIM_ACKS:
-		return take_recv_acks(from, body, len);
+		return vote_recv_acks(from, body, len);
 	case FRAME_RECON_NEG:
 	case FRAME_RECON_SYMS:
 	case FRAME_RECON_ACK:

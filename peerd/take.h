@@ -1,11 +1,11 @@
 /*
  * take.h: the take verb of this peer: the lease race, the trust rule
- * "left, answered, settled", quorum promises and the CLAIM_ACK answers
- * (docs/protocol.md section 6).  It works on replica.c's space: replica.c
- * hands it the space at start-up and tells it of every verified remote
- * claim it merges; cmd.c and load.c start takes; gossip.c hands it the
- * CLAIM_ACK, CLAIM_ACK_RELAY and CLAIM_ACKS frames.  It remembers every take this peer believed it won so
- * a harness can count duplicates.
+ * "left, answered, settled", quorum wins and take waits (docs/protocol.md
+ * section 6); the answers this peer gives to others' claims are vote.c's.
+ * It works on replica.c's space: replica.c hands it the space at start-up
+ * and tells it of every verified remote claim it merges; cmd.c and load.c
+ * start takes.  It remembers every take this peer believed it won so a
+ * harness can count duplicates.
  */
 #ifndef TAKE_H
 #define TAKE_H
@@ -46,18 +46,9 @@ void	take_cancel(void);
 void	take_remote_claim(const struct space_rec *r,
 	    const struct crdt_claim *c, const struct member *from, bool fresh,
 	    uint64_t now);
-/* A CLAIM_ACK from a member. 0, or -1 if it is malformed. */
-int	take_recv_ack(struct member *from, const uint8_t *body, size_t len);
-/*
- * A CLAIM_ACK_RELAY from a member: counted if it is a signed answer to our
- * claim, else passed one hop on toward its holder. 0, or -1 if malformed.
- */
-int	take_recv_relay(struct member *from, const uint8_t *body, size_t len);
-/* A CLAIM_ACKS list of answers from a member. 0, or -1 if malformed. */
-int	take_recv_acks(struct member *from, const uint8_t *body, size_t len);
 /*
  * The turn's urgent rumor (its claims, completions) has been queued on
- * every link (replica.c): send the turn's answers, and the claims made in
+ * every link (replica.c): send the turn's answers (vote.c), and the claims made in
  * it start to wait for their links to drain.
  */
 void	take_turn_sent(void);

@@ -36,6 +36,7 @@
 #include "take.h"
 #include "template.h"
 #include "trace.h"
+#include "vote.h"
 
 #include "peerd_stub.h"
 
@@ -207,7 +208,7 @@ answer_both(struct member *m)
 	dcbor_put_array(&l, 2);
 	put_ack(&l, true, task[0], 1);
 	put_ack(&l, true, task[1], 1);
-	ck_assert_int_eq(take_recv_acks(m, l.data, l.len), 0);
+	ck_assert_int_eq(vote_recv_acks(m, l.data, l.len), 0);
 	dcbor_buf_free(&l);
 }
 
@@ -439,17 +440,17 @@ START_TEST(a_bad_list_changes_nothing)
 	dcbor_put_map(&l, 1);		/* neither answer's shape */
 	dcbor_put_cstr(&l, "ok");
 	dcbor_put_bool(&l, true);
-	ck_assert_int_eq(take_recv_acks(a, l.data, l.len), -1);
+	ck_assert_int_eq(vote_recv_acks(a, l.data, l.len), -1);
 	dcbor_buf_reset(&l);
 	dcbor_put_array(&l, 1);		/* one answer goes as its own kind */
 	put_ack(&l, true, task[0], 1);
-	ck_assert_int_eq(take_recv_acks(a, l.data, l.len), -1);
+	ck_assert_int_eq(vote_recv_acks(a, l.data, l.len), -1);
 	dcbor_buf_reset(&l);
 	dcbor_put_array(&l, 2);		/* bytes after the list */
 	put_ack(&l, true, task[0], 1);
 	put_ack(&l, true, task[1], 1);
 	dcbor_put_uint(&l, 0);
-	ck_assert_int_eq(take_recv_acks(a, l.data, l.len), -1);
+	ck_assert_int_eq(vote_recv_acks(a, l.data, l.len), -1);
 	dcbor_buf_free(&l);
 	ck_assert_uint_eq(pd_metrics.claim_acks_received, 0);
 }
