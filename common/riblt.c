@@ -142,7 +142,10 @@ sym_apply(struct riblt_sym *c, const struct rset *s, uint32_t j)
 {
 	c->sum ^= s->x[j];
 	c->chk ^= s->chk[j];
-	c->count += s->delta[j];
+	/* A remote count may be anything (INT64_MIN: found by fuzz_recon):
+	 * add modulo 2^64, where signed overflow would be undefined. */
+	c->count = (int64_t)((uint64_t)c->count +
+	    (uint64_t)(int64_t)s->delta[j]);
 }
 
 /* Apply every item mapped to index i to c, moving each on. */

@@ -9,9 +9,13 @@
  *    cursors (fifo.c), and up to 8 field indexes (fidx.c);
  *  - a min-heap of due times (lease end, claim expiry, tombstone
  *    collection) keyed by id, with stale entries skipped on pop, so
- *    expiry costs O(log n) per event rather than a scan per call (here).
+ *    expiry costs O(log n) per event rather than a scan per call (here);
+ *  - packed compact records (struct space_crec) in slabs, and their
+ *    collection heap by lease end, apart from the due times (here).
  * rec_refresh() is the one place that turns a record's CRDT state and the
- * time into flags, index membership, events and its next due time.
+ * time into flags, index membership, events and its next due time; a
+ * packed record has no flags to turn, and changes form only in
+ * rec_compact() (to packed) and rec_widen() (back to a struct space_rec).
  */
 #include <stddef.h>
 #include <stdlib.h>
@@ -24,26 +28,89 @@
 
 #define TAB_MIN		64
 
+_Static_assert(offsetof(struct space_rec, flags) == 0 &&
+    offsetof(struct space_crec, flags) == 0 &&
+    sizeof(((struct space_rec *)0)->flags) == sizeof(uint32_t),
+    "a record's form is told by its first word");
+_Static_assert(sizeof(struct space_crec) == 64, "a packed record is 64 B");
+
 static const struct crdt_claim	 no_claim;
+
+/* A packed record's CRDT record, built on demand: the dot lives here. */
+struct rec_tmp {
+	struct crdt_rec		 cr;
+	struct crdt_dot		 dot;
+};
+
+/*
+ * The flags of r in either form.  Read as bytes: a packed record is not a
+ * struct space_rec, so its first word must not be read through one.
+ */
+static unsigned
+rec_flags(const struct space_rec *r)
+{
+	uint32_t f;
+
+	memcpy(&f, r, sizeof(f));
+	return f;
+}
+
+static bool
+rec_packed(const struct space_rec *r)
+{
+	return (rec_flags(r) & F_PACKED) != 0;
+}
+
+static struct space_crec *
+crec(const struct space_rec *r)
+{
+	return (struct space_crec *)(uintptr_t)r;
+}
+
+static const uint8_t *
+rec_id(const struct space_rec *r)
+{
+	return rec_packed(r) ? crec(r)->id : r->cr.id;
+}
 
 /* r's claim, the empty one for a compact record. */
 static const struct crdt_claim *
 rec_claim(const struct space_rec *r)
 {
-	return (r->flags & F_COMPACT) ? &no_claim : &r->cr.claim;
+	return (rec_flags(r) & F_COMPACT) ? &no_claim : &r->cr.claim;
 }
 
-/* r's CRDT record whole: itself, or for a compact one a copy (sharing its
- * dots) with the empty claim, in tmp. */
+/* r's CRDT record whole: itself (a compact one's claim is all zero), or a
+ * packed one's, unpacked into tmp (valid while tmp is). */
 static const struct crdt_rec *
-rec_view(const struct space_rec *r, struct crdt_rec *tmp)
+rec_view(const struct space_rec *r, struct rec_tmp *tmp)
 {
-	if (!(r->flags & F_COMPACT))
+	const struct space_crec *c = crec(r);
+	struct crdt_state *st = &tmp->cr.st;
+
+	if (!rec_packed(r))
 		return &r->cr;
-	memcpy(tmp->id, r->cr.id, ENTRY_ID_LEN);
-	tmp->st = r->cr.st;
-	memset(&tmp->claim, 0, sizeof(tmp->claim));
-	return tmp;
+	memset(tmp, 0, sizeof(*tmp));
+	memcpy(tmp->cr.id, c->id, ENTRY_ID_LEN);
+	tmp->dot.node = c->node;
+	tmp->dot.counter = c->add;
+	st->adds.d = &tmp->dot;
+	st->adds.n = st->adds.cap = 1;
+	st->lease.stamp.phys = c->phys;
+	st->lease.stamp.logical = c->logical;
+	st->lease.stamp.node = c->node;
+	st->lease.expires_ms = c->expires_ms;
+	st->completed = true;
+	return &tmp->cr;
+}
+
+/* st is what a packed record holds, exactly (rec_view gives it back). */
+static bool
+state_packs(const struct crdt_state *st)
+{
+	return st->completed && st->adds.n == 1 && st->rems.n == 0 &&
+	    st->adds.d[0].counter <= UINT32_MAX &&
+	    st->lease.stamp.node == st->adds.d[0].node;
 }
 
 static const char *const space_errnames[] = {
@@ -90,7 +157,7 @@ tab_slot(const struct space *sp, const uint8_t *id, bool *found)
 	size_t mask = sp->tabsz - 1, i = id_home(id, mask);
 
 	while (sp->tab[i] != NULL) {
-		if (memcmp(sp->tab[i]->cr.id, id, ENTRY_ID_LEN) == 0) {
+		if (memcmp(rec_id(sp->tab[i]), id, ENTRY_ID_LEN) == 0) {
 			*found = true;
 			return i;
 		}
@@ -111,7 +178,7 @@ tab_grow(struct space *sp)
 	sp->tab = xcalloc(sp->tabsz, sizeof(*sp->tab));
 	for (size_t i = 0; i < oldsz; i++)
 		if (old[i] != NULL)
-			sp->tab[tab_slot(sp, old[i]->cr.id, &found)] = old[i];
+			sp->tab[tab_slot(sp, rec_id(old[i]), &found)] = old[i];
 	free(old);
 }
 
@@ -122,7 +189,7 @@ tab_insert(struct space *sp, struct space_rec *r)
 
 	if ((sp->nrec + 1) * 2 > sp->tabsz)
 		tab_grow(sp);
-	sp->tab[tab_slot(sp, r->cr.id, &found)] = r;
+	sp->tab[tab_slot(sp, rec_id(r), &found)] = r;
 	sp->nrec++;
 }
 
@@ -133,13 +200,13 @@ tab_delete(struct space *sp, const struct space_rec *r)
 	size_t mask = sp->tabsz - 1, i, j, k;
 	bool found;
 
-	i = tab_slot(sp, r->cr.id, &found);
+	i = tab_slot(sp, rec_id(r), &found);
 	if (!found)
 		return;
 	sp->tab[i] = NULL;
 	sp->nrec--;
 	for (j = (i + 1) & mask; sp->tab[j] != NULL; j = (j + 1) & mask) {
-		k = id_home(sp->tab[j]->cr.id, mask);
+		k = id_home(rec_id(sp->tab[j]), mask);
 		/* Move j back to i unless its home lies cyclically in (i, j]. */
 		if (i <= j ? (k > i && k <= j) : (k > i || k <= j))
 			continue;
@@ -199,26 +266,35 @@ heap_pop(struct space *sp)
 	return top;
 }
 
+/* The record that due time d is for, or NULL when d is stale. */
+static struct space_rec *
+due_rec(const struct space *sp, const struct due *d)
+{
+	struct space_rec *r = space_get(sp, d->id);
+
+	return r != NULL && !rec_packed(r) && r->sched == d->at ? r : NULL;
+}
+
 /*
  * Drop the stale entries once they are a third of the heap.  A completed
- * record leaves two behind (its lease end, its claim's expiry) beside the
- * one that counts (its collection, hours away), so without this the heap
- * held three entries a record for as long as the record lives (a 10-minute
- * soak: 105 of the 295 bytes a completed entry cost).  Amortised O(log n)
- * a push: a rebuild keeps at most nrec entries and runs again only after
- * nrec / 2 + 1024 more.  The array shrinks with it.
+ * record leaves two behind (its lease end, its claim's expiry) and, once
+ * packed, its collection moves to the collection heap, so without this
+ * the heap held three entries a record for as long as the record lives (a
+ * 10-minute soak: 105 of the 295 bytes a completed entry cost).  Counted
+ * against the records not packed, the only ones with a due time here.
+ * Amortised O(log n) a push: a rebuild keeps at most that many entries and
+ * runs again only after half as many + 1024 more.  The array shrinks with
+ * it.
  */
 static void
 heap_prune(struct space *sp)
 {
-	size_t n = 0, cap;
+	size_t n = 0, cap, nfull = sp->nrec - sp->ngc;
 
-	if (sp->nheap <= sp->nrec + sp->nrec / 2 + 1024)
+	if (sp->nheap <= nfull + nfull / 2 + 1024)
 		return;
 	for (size_t i = 0; i < sp->nheap; i++) {
-		struct space_rec *r = space_get(sp, sp->heap[i].id);
-
-		if (r != NULL && r->sched == sp->heap[i].at)
+		if (due_rec(sp, &sp->heap[i]) != NULL)
 			sp->heap[n++] = sp->heap[i];
 	}
 	sp->nheap = 0;
@@ -272,11 +348,22 @@ emit(struct space *sp, enum space_event ev, const struct space_rec *r)
 static void
 rec_rehash(struct space *sp, struct space_rec *r)
 {
-	struct crdt_rec tmp;
+	struct rec_tmp tmp;
+	uint64_t h;
 
 	dcbor_buf_reset(&sp->scratch);
 	crdt_rec_encode(&sp->scratch, rec_view(r, &tmp));
-	r->hash = XXH3_64bits(sp->scratch.data, sp->scratch.len);
+	h = XXH3_64bits(sp->scratch.data, sp->scratch.len);
+	if (rec_packed(r))
+		crec(r)->hash = h;
+	else
+		r->hash = h;
+}
+
+static uint64_t
+rec_hash(const struct space_rec *r)
+{
+	return rec_packed(r) ? crec(r)->hash : r->hash;
 }
 
 /*
@@ -326,25 +413,26 @@ rec_refresh(struct space *sp, struct space_rec *r, uint64_t now,
 		if (r->gc_at <= now)
 			r->gc_at = now + 1;
 		next = r->gc_at;
-		/* Compacted at the next call (pointers stay valid till then). */
-		if (done && !(r->flags & F_COMPACT))
+		/* Compacted or packed at the next call (pointers stay valid
+		 * till then). */
+		if (done && (!(r->flags & F_COMPACT) || state_packs(st)))
 			next = now;
 	}
 	schedule(sp, r, next);
 }
 
 /*
- * Compact records live in slabs of SLAB_RECS slots, apart from the heap
+ * Packed records live in slabs of SLAB_RECS slots, apart from the heap
  * that every frame, entry and full record churns through: a completed
  * record outlives thousands of those, and in the general heap each would
  * pin the page its short-lived neighbours freed (a 10-minute soak's RSS
  * grew by twice its live heap that way).  A freed slot goes on a list
- * that the next compact record takes; slabs go with the space.
+ * that the next packed record takes; slabs go with the space.
  */
-#define SLAB_RECS	512
-#define SLOT_SIZE	((REC_COMPACT_SIZE + 7) & ~(size_t)7)
+#define SLAB_RECS	1024
+#define SLOT_SIZE	sizeof(struct space_crec)
 
-static struct space_rec *
+static struct space_crec *
 compact_alloc(struct space *sp)
 {
 	uint8_t *p;
@@ -361,76 +449,215 @@ compact_alloc(struct space *sp)
 		}
 		p = sp->slabs[sp->nslabs - 1] + sp->slab_used++ * SLOT_SIZE;
 	}
-	memset(p, 0, REC_COMPACT_SIZE);
-	return (struct space_rec *)(void *)p;
+	memset(p, 0, SLOT_SIZE);
+	return (struct space_crec *)(void *)p;
 }
 
 static void
-compact_free(struct space *sp, struct space_rec *r)
+compact_free(struct space *sp, struct space_crec *c)
 {
-	memcpy(r, &sp->cfree, sizeof(sp->cfree));
-	sp->cfree = r;
+	memcpy(c, &sp->cfree, sizeof(sp->cfree));
+	sp->cfree = c;
+}
+
+/* ---- the collection heap: packed records by lease end ------------------ */
+
+static void
+gc_set(struct space *sp, size_t i, struct space_crec *c)
+{
+	sp->gc[i] = c;
+	c->gcpos = (uint32_t)i;
+}
+
+static void
+gc_up(struct space *sp, size_t i)
+{
+	struct space_crec *c = sp->gc[i];
+
+	while (i > 0 && sp->gc[(i - 1) / 2]->expires_ms > c->expires_ms) {
+		gc_set(sp, i, sp->gc[(i - 1) / 2]);
+		i = (i - 1) / 2;
+	}
+	gc_set(sp, i, c);
+}
+
+static void
+gc_down(struct space *sp, size_t i)
+{
+	struct space_crec *c = sp->gc[i];
+	size_t k;
+
+	while ((k = 2 * i + 1) < sp->ngc) {
+		if (k + 1 < sp->ngc &&
+		    sp->gc[k + 1]->expires_ms < sp->gc[k]->expires_ms)
+			k++;
+		if (sp->gc[k]->expires_ms >= c->expires_ms)
+			break;
+		gc_set(sp, i, sp->gc[k]);
+		i = k;
+	}
+	gc_set(sp, i, c);
+}
+
+static void
+gc_push(struct space *sp, struct space_crec *c)
+{
+	if (sp->ngc == sp->capgc) {
+		sp->capgc += sp->capgc / 4 + 256;
+		sp->gc = xreallocarray(sp->gc, sp->capgc, sizeof(*sp->gc));
+	}
+	sp->gc[sp->ngc] = c;
+	gc_up(sp, sp->ngc++);
+}
+
+static void
+gc_remove(struct space *sp, struct space_crec *c)
+{
+	size_t i = c->gcpos;
+	struct space_crec *last = sp->gc[--sp->ngc];
+
+	if (i < sp->ngc) {
+		gc_set(sp, i, last);
+		gc_up(sp, i);
+		gc_down(sp, last->gcpos);
+	}
+	if (sp->capgc > 4096 && sp->ngc < sp->capgc / 4) {
+		sp->capgc /= 2;
+		sp->gc = xreallocarray(sp->gc, sp->capgc, sizeof(*sp->gc));
+	}
+}
+
+/* A new packed record holding id and st (state_packs(st)), queued. */
+static struct space_crec *
+crec_new(struct space *sp, const uint8_t *id, const struct crdt_state *st)
+{
+	struct space_crec *c = compact_alloc(sp);
+
+	c->flags = F_COMPACT | F_PACKED | F_DONE;
+	memcpy(c->id, id, ENTRY_ID_LEN);
+	c->node = st->adds.d[0].node;
+	c->add = (uint32_t)st->adds.d[0].counter;
+	c->phys = st->lease.stamp.phys;
+	c->logical = st->lease.stamp.logical;
+	c->expires_ms = st->lease.expires_ms;
+	rec_rehash(sp, (struct space_rec *)(void *)c);
+	gc_push(sp, c);
+	return c;
+}
+
+/* The id table's slot holding the record with this id. */
+static struct space_rec **
+tab_ref(struct space *sp, const uint8_t *id)
+{
+	bool found;
+
+	return &sp->tab[tab_slot(sp, id, &found)];
 }
 
 /*
- * r, completed, as a compact record (see struct space_rec): a new, smaller
- * one in a slab, in r's table slot; r is freed.  Returns the new record.
+ * r, completed, made compact: packed when its state allows (a new record
+ * in a slab takes r's table slot and r is freed), else r itself without
+ * its entry and claim.  Returns what holds the record now.
  */
 static struct space_rec *
 rec_compact(struct space *sp, struct space_rec *r)
 {
-	struct space_rec *c = compact_alloc(sp);
-	bool found;
-	size_t slot = tab_slot(sp, r->cr.id, &found);
+	struct space_rec **ref = tab_ref(sp, rec_id(r));
 
-	c->type = r->type;
-	c->gc_at = r->gc_at;
-	c->flags = (r->flags & ~(unsigned)(F_INDEXED | F_CLAIMED)) | F_COMPACT;
-	memcpy(c->cr.id, r->cr.id, ENTRY_ID_LEN);
-	c->cr.st = r->cr.st;		/* the dots move over */
-	sp->tab[slot] = c;
+	if (state_packs(&r->cr.st)) {
+		struct space_crec *c = crec_new(sp, r->cr.id, &r->cr.st);
+
+		*ref = (struct space_rec *)(void *)c;
+		entry_free(r->e);
+		crdt_state_free(&r->cr.st);
+		free(r);
+		return *ref;
+	}
 	entry_free(r->e);
-	free(r);
-	rec_rehash(sp, c);
-	return c;
+	r->e = NULL;
+	memset(&r->cr.claim, 0, sizeof(r->cr.claim));
+	r->flags = (r->flags & ~(unsigned)(F_INDEXED | F_CLAIMED)) | F_COMPACT;
+	rec_rehash(sp, r);
+	return r;
+}
+
+/*
+ * r as a struct space_rec, for a change to its state: a packed record is
+ * unpacked into a new compact one in its table slot (freed from its slab
+ * and the collection heap); the caller refreshes it, which packs it again
+ * at the next call if it still fits.  Other records are returned as they
+ * are.
+ */
+static struct space_rec *
+rec_widen(struct space *sp, struct space_rec *r)
+{
+	struct space_crec *c = crec(r);
+	struct space_rec *w;
+	struct rec_tmp tmp;
+
+	if (!rec_packed(r))
+		return r;
+	w = xcalloc(1, sizeof(*w));
+	w->flags = F_COMPACT | F_DONE;
+	crdt_rec_init(&w->cr, c->id);
+	crdt_state_copy(&w->cr.st, &rec_view(r, &tmp)->st);
+	w->hash = c->hash;
+	*tab_ref(sp, c->id) = w;
+	gc_remove(sp, c);
+	compact_free(sp, c);
+	return w;
 }
 
 static void
 rec_destroy(struct space *sp, struct space_rec *r)
 {
+	if (rec_packed(r)) {
+		gc_remove(sp, crec(r));
+		compact_free(sp, crec(r));
+		return;
+	}
 	entry_free(r->e);
 	crdt_state_free(&r->cr.st);	/* all a record owns (crdt_rec_free) */
-	if (r->flags & F_COMPACT)
-		compact_free(sp, r);
-	else
-		free(r);
+	free(r);
 }
 
 static void
 rec_collect(struct space *sp, struct space_rec *r)
 {
-	if (r->flags & F_INDEXED)
+	if (!rec_packed(r) && (r->flags & F_INDEXED))
 		fifo_del(sp, r);
 	tab_delete(sp, r);
 	rec_destroy(sp, r);
 }
 
-/* Run everything due by now. */
+/*
+ * Run everything due by now: first the packed tombstones past their
+ * retention (each outlives its lease end by the same time, so they come
+ * off the collection heap in order; a record packed in this call waits
+ * for the next), then the due times.
+ */
 static void
 advance(struct space *sp, uint64_t now)
 {
+	uint64_t keep = retention_ms(sp->max_lease_ms);
+
+	while (sp->ngc > 0 && sat_add(sp->gc[0]->expires_ms, keep) <= now)
+		rec_collect(sp, (struct space_rec *)(void *)sp->gc[0]);
 	while (sp->nheap > 0 && sp->heap[0].at <= now) {
 		struct due d = heap_pop(sp);
-		struct space_rec *r = space_get(sp, d.id);
+		struct space_rec *r = due_rec(sp, &d);
 
-		if (r == NULL || r->sched != d.at)
+		if (r == NULL)
 			continue;		/* stale */
 		r->sched = 0;
 		if (!(r->flags & F_LIVE) && r->gc_at != 0 && r->gc_at <= now)
 			rec_collect(sp, r);
-		else if ((r->flags & F_DONE) && !(r->flags & F_COMPACT))
-			rec_refresh(sp, rec_compact(sp, r), now, false);
-		else
+		else if ((r->flags & F_DONE) && (!(r->flags & F_COMPACT) ||
+		    state_packs(&r->cr.st))) {
+			r = rec_compact(sp, r);
+			if (!rec_packed(r))
+				rec_refresh(sp, r, now, false);
+		} else
 			rec_refresh(sp, r, now, false);
 	}
 }
@@ -448,7 +675,8 @@ rec_insert(struct space *sp, struct space_rec *r, uint64_t now)
 
 /*
  * A completed record known only as such (a peer sent it compact): held as
- * a compact tombstone, with no entry, no event and no claim.
+ * a compact tombstone, packed if it fits, with no entry, no event and no
+ * claim.
  */
 static int
 rec_insert_compact(struct space *sp, const struct crdt_rec *cr, uint64_t now)
@@ -460,9 +688,13 @@ rec_insert_compact(struct space *sp, const struct crdt_rec *cr, uint64_t now)
 	if (now >= sat_add(cr->st.lease.expires_ms,
 	    retention_ms(sp->max_lease_ms)))
 		return SPACE_EEXPIRED;
-	r = compact_alloc(sp);
-	memcpy(r->cr.id, cr->id, ENTRY_ID_LEN);
-	crdt_state_init(&r->cr.st);
+	if (state_packs(&cr->st)) {
+		tab_insert(sp, (struct space_rec *)(void *)crec_new(sp, cr->id,
+		    &cr->st));
+		return SPACE_OK;
+	}
+	r = xcalloc(1, sizeof(*r));
+	crdt_rec_init(&r->cr, cr->id);
 	crdt_state_copy(&r->cr.st, &cr->st);
 	r->flags = F_COMPACT | F_DONE;	/* never seen live: no COMPLETED */
 	tab_insert(sp, r);
@@ -494,12 +726,13 @@ space_free(struct space *sp)
 	if (sp == NULL)
 		return;
 	for (size_t i = 0; i < sp->tabsz; i++)
-		if (sp->tab[i] != NULL)
+		if (sp->tab[i] != NULL && !rec_packed(sp->tab[i]))
 			rec_destroy(sp, sp->tab[i]);
 	free(sp->tab);
-	for (size_t i = 0; i < sp->nslabs; i++)
+	for (size_t i = 0; i < sp->nslabs; i++)	/* the packed records */
 		free(sp->slabs[i]);
 	free(sp->slabs);
+	free(sp->gc);
 	for (size_t i = 0; i < sp->ntypes; i++)
 		fifo_type_free(sp->types[i]);
 	free(sp->types);
@@ -554,12 +787,18 @@ space_merge(struct space *sp, struct entry *e, const struct crdt_rec *cr,
 	advance(sp, now_ms);
 	if ((r = space_get(sp, cr->id)) != NULL) {
 		entry_free(e);
-		if (r->flags & F_COMPACT) {
+		if (rec_flags(r) & F_COMPACT) {
+			struct rec_tmp tmp;
+
 			/* Completed: a claim no longer matters. */
-			if (!crdt_state_would_change(&r->cr.st, &cr->st))
+			if (!crdt_state_would_change(&rec_view(r, &tmp)->st,
+			    &cr->st))
 				return SPACE_OK;
-			if (crdt_state_merge(&r->cr.st, &cr->st) != CRDT_OK)
+			r = rec_widen(sp, r);
+			if (crdt_state_merge(&r->cr.st, &cr->st) != CRDT_OK) {
+				rec_refresh(sp, r, now_ms, false);
 				return SPACE_EDOTS;
+			}
 		} else {
 			if (!crdt_rec_would_change(&r->cr, cr))
 				return SPACE_OK;
@@ -613,7 +852,7 @@ space_visible_count(const struct space *sp)
 size_t
 space_due_count(const struct space *sp)
 {
-	return sp->nheap;
+	return sp->nheap + sp->ngc;
 }
 
 void
@@ -673,7 +912,7 @@ space_claim_make(const struct space *sp, const struct space_rec *r,
     struct crdt_claim *out)
 {
 	memset(out, 0, sizeof(*out));
-	out->epoch = r->cr.claim.epoch + 1;
+	out->epoch = rec_claim(r)->epoch + 1;
 	out->bid = 0;
 	out->stamp = *stamp;
 	memcpy(out->holder, sp->self, IDENTITY_ID_LEN);
@@ -689,7 +928,7 @@ space_claim(struct space *sp, const uint8_t id[ENTRY_ID_LEN],
 	advance(sp, now_ms);
 	if ((r = space_get(sp, id)) == NULL)
 		return SPACE_ENOENT;
-	if (r->flags & F_COMPACT)
+	if (rec_flags(r) & F_COMPACT)
 		return SPACE_EALREADY;		/* completed: nothing to claim */
 	if (crdt_claim_merge(&r->cr.claim, c) == &r->cr.claim)
 		return SPACE_OK;
@@ -741,7 +980,7 @@ space_complete(struct space *sp, const uint8_t id[ENTRY_ID_LEN],
 	advance(sp, now_ms);
 	if ((r = space_get(sp, id)) == NULL)
 		return SPACE_ENOENT;
-	if (r->cr.st.completed)
+	if ((rec_flags(r) & F_COMPACT) || r->cr.st.completed)
 		return SPACE_EALREADY;
 	crdt_state_complete(&r->cr.st);
 	rec_refresh(sp, r, now_ms, true);
@@ -754,14 +993,17 @@ space_lease(struct space *sp, const uint8_t id[ENTRY_ID_LEN],
 {
 	struct space_rec *r;
 	struct crdt_lease old;
+	bool widened;
 
 	advance(sp, now_ms);
 	if ((r = space_get(sp, id)) == NULL)
 		return SPACE_ENOENT;
+	widened = rec_packed(r);
+	r = rec_widen(sp, r);
 	old = r->cr.st.lease;
 	crdt_state_lease(&r->cr.st, stamp, expires_ms);
 	/* Field by field: a stamp has padding, which memcmp would read. */
-	if (hlc_cmp(&old.stamp, &r->cr.st.lease.stamp) != 0 ||
+	if (widened || hlc_cmp(&old.stamp, &r->cr.st.lease.stamp) != 0 ||
 	    old.expires_ms != r->cr.st.lease.expires_ms)
 		rec_refresh(sp, r, now_ms, true);
 	return SPACE_OK;
@@ -776,8 +1018,11 @@ space_remove(struct space *sp, const uint8_t id[ENTRY_ID_LEN],
 	advance(sp, now_ms);
 	if ((r = space_get(sp, id)) == NULL)
 		return SPACE_ENOENT;
-	if (crdt_state_remove(&r->cr.st) != CRDT_OK)
+	r = rec_widen(sp, r);
+	if (crdt_state_remove(&r->cr.st) != CRDT_OK) {
+		rec_refresh(sp, r, now_ms, false);
 		return SPACE_EDOTS;
+	}
 	rec_refresh(sp, r, now_ms, true);
 	return SPACE_OK;
 }
@@ -803,7 +1048,8 @@ space_digest(const struct space *sp, uint32_t nbuckets, uint64_t *out)
 		const struct space_rec *r = sp->tab[i];
 
 		if (r != NULL)
-			out[space_bucket_of(r->cr.id, nbuckets)] += r->hash;
+			out[space_bucket_of(rec_id(r), nbuckets)] +=
+			    rec_hash(r);
 	}
 }
 
@@ -822,7 +1068,7 @@ space_foreach_bucket(const struct space *sp, uint32_t nbuckets,
 	for (size_t i = 0; i < sp->tabsz; i++) {
 		const struct space_rec *r = sp->tab[i];
 
-		if (r != NULL && want[space_bucket_of(r->cr.id, nbuckets)] &&
+		if (r != NULL && want[space_bucket_of(rec_id(r), nbuckets)] &&
 		    !cb(arg, r))
 			break;
 	}
@@ -832,15 +1078,16 @@ space_foreach_bucket(const struct space *sp, uint32_t nbuckets,
 void
 space_rec_encode(struct dcbor_buf *b, const struct space_rec *r)
 {
-	struct crdt_rec tmp;
+	struct rec_tmp tmp;
+	const struct entry *e = space_rec_entry(r);
 
 	/* Canonical order: "rec" < "entry". */
 	dcbor_put_map(b, 2);
 	dcbor_put_cstr(b, "rec");
 	crdt_rec_encode(b, rec_view(r, &tmp));
 	dcbor_put_cstr(b, "entry");
-	if (r->e != NULL)
-		entry_encode(b, r->e);
+	if (e != NULL)
+		entry_encode(b, e);
 	else
 		dcbor_put_null(b);	/* compact: completed, entry dropped */
 }
@@ -882,13 +1129,15 @@ space_rec_decode(struct dcbor_rd *rd, struct entry **e, struct crdt_rec *cr)
 const struct entry *
 space_rec_entry(const struct space_rec *r)
 {
-	return r->e;
+	return rec_packed(r) ? NULL : r->e;
 }
 
 const struct crdt_state *
 space_rec_state(const struct space_rec *r)
 {
-	return &r->cr.st;
+	static struct rec_tmp view;	/* a packed record's: see space.h */
+
+	return &rec_view(r, &view)->st;
 }
 
 const struct crdt_claim *
@@ -900,11 +1149,11 @@ space_rec_claim(const struct space_rec *r)
 const uint8_t *
 space_rec_id(const struct space_rec *r)
 {
-	return r->cr.id;
+	return rec_id(r);
 }
 
 uint64_t
 space_rec_hash(const struct space_rec *r)
 {
-	return r->hash;
+	return rec_hash(r);
 }

@@ -40,8 +40,12 @@
  * 24 h); remote records older than that are refused.  A completed record
  * is *compacted* at the next call that takes now_ms: it keeps its id, dots,
  * lease and completion and drops its entry and claim (space_rec_entry is
- * NULL from then on, and a merge ignores claims for it).  Record pointers
- * handed out stay valid until the next call that takes now_ms.
+ * NULL from then on, and a merge ignores claims for it).  The usual
+ * completed state (one add dot, no remove dot, the lease stamped by the
+ * dot's node) is then held packed in 64 bytes, outside the due times;
+ * its hash, its encoding and every answer are those of the unpacked
+ * record.  Record pointers handed out stay valid until the next call that
+ * takes now_ms.
  *
  * The event callback sees every transition once per replica: WRITTEN when
  * a record becomes live, TAKEN when it gets an active claim, COMPLETED,
@@ -205,6 +209,8 @@ int		 space_rec_decode(struct dcbor_rd *rd, struct entry **e,
 
 /* The entry; NULL once the record is completed and compacted. */
 const struct entry	*space_rec_entry(const struct space_rec *r);
+/* The CRDT state.  A packed record's is unpacked into one static view:
+ * valid until the next space_rec_state call. */
 const struct crdt_state	*space_rec_state(const struct space_rec *r);
 /* The winning claim; the empty claim (epoch 0) for a compact record. */
 const struct crdt_claim	*space_rec_claim(const struct space_rec *r);

@@ -20,32 +20,52 @@
 #define F_DONE		0x04	/* completion seen */
 #define F_INDEXED	0x08	/* in its type's FIFO index */
 #define F_COMPACT	0x10	/* completed: no entry, no claim (below) */
+#define F_PACKED	0x20	/* compact, as a struct space_crec */
 
 #define CUR_PEND	8	/* records noted before a cursor, checked lazily */
 
 struct space_type;
 
 /*
+ * A record.  flags comes first here and in struct space_crec, so a pointer
+ * from the id table tells its form by its first word.
+ *
  * A completed record keeps only what the CRDT needs until its tombstone is
- * collected: its id, its dots, its lease (for the collection time) and the
- * completion.  It is then *compact*: its entry is freed and it is
- * reallocated without its claim, which is the last member of cr, itself
- * the last member here (REC_COMPACT_SIZE bytes).  So a compact record's
- * cr.claim does not exist: every reader of a claim goes through rec_claim
- * or rec_view, which give a compact record the empty claim.
+ * collected: it is then *compact* (F_COMPACT), its entry and claim
+ * dropped.  Its usual state (one add dot, no remove dot, a lease stamped by
+ * the dot's node) fits a struct space_crec, F_PACKED; any other state
+ * keeps this struct with e NULL and the claim all zero.  Every reader goes
+ * through rec_id, rec_claim or rec_view (space.c), which know both forms.
  */
 struct space_rec {
+	unsigned		 flags;		/* first: see above */
 	struct entry		*e;		/* NULL when compact */
 	struct space_type	*type;
 	uint64_t		 hash;		/* digest contribution */
 	uint64_t		 sched;		/* earliest due time queued */
 	uint64_t		 gc_at;		/* tombstone collection time */
-	unsigned		 flags;
-	struct crdt_rec		 cr;		/* last: see above */
+	struct crdt_rec		 cr;
 };
 
-#define REC_COMPACT_SIZE \
-	(offsetof(struct space_rec, cr) + offsetof(struct crdt_rec, claim))
+/*
+ * A packed compact record, 64 bytes in a slab (space.c): the state of a
+ * completed entry, add dot {node, add}, lease {stamp {phys, logical, node},
+ * expires}, and the digest hash.  It is queued for collection in the
+ * space's collection heap (at gcpos), keyed by its lease end: every
+ * tombstone outlives its lease by the same retention, so that order is
+ * the collection order.
+ */
+struct space_crec {
+	uint32_t		 flags;		/* F_COMPACT | F_PACKED | F_DONE */
+	uint32_t		 gcpos;		/* index in the collection heap */
+	uint8_t			 id[ENTRY_ID_LEN];
+	uint64_t		 hash;
+	uint64_t		 node;		/* of the add dot and the stamp */
+	uint64_t		 phys;		/* lease stamp */
+	uint64_t		 expires_ms;	/* lease end */
+	uint32_t		 logical;	/* lease stamp */
+	uint32_t		 add;		/* add dot counter */
+};
 
 /* A position in FIFO order: (issue stamp, id). */
 struct fifo_key {
@@ -133,10 +153,13 @@ struct space {
 	void			*cbarg;
 	struct dcbor_buf	 scratch;
 	struct dcbor_buf	 tkey;		/* a template's canonical form */
-	void			*cfree;		/* free compact slots, a list */
-	uint8_t			**slabs;	/* of compact records */
+	void			*cfree;		/* free packed slots, a list */
+	uint8_t			**slabs;	/* of packed records */
 	size_t			 nslabs;
 	size_t			 slab_used;	/* slots carved from the last */
+	struct space_crec	**gc;		/* collection heap, by lease end */
+	size_t			 ngc;		/* packed records: all in gc */
+	size_t			 capgc;
 };
 
 /* The type called name, made if create (else NULL when unknown). */

@@ -1,8 +1,10 @@
 /*
  * space_util.h: the helpers test_space.c and test_fifo.c share: an entry
  * from JSON fields at a chosen stamp, a template from JSON, a record's
- * integer field "n", a seeded xorshift, records encoded as on the wire.  Header-only and static because
- * it is test code, not part of libcommon.
+ * integer field "n", a seeded xorshift, records encoded as on the wire.
+ * Header-only and static inline (a test that uses some of them is warned
+ * of none of the others) because it is test code, not part of libcommon.
+ * test_compact.c uses it too.
  */
 #ifndef SPACE_UTIL_H
 #define SPACE_UTIL_H
@@ -25,7 +27,7 @@ static const uint8_t issuer[IDENTITY_PUB_LEN] = { 0xaa };
 static const uint8_t self_a[IDENTITY_ID_LEN] = { 0x0a };
 static const uint8_t self_b[IDENTITY_ID_LEN] = { 0x0b };
 
-static struct entry *
+static inline struct entry *
 mk(const char *type, const char *fields_json, uint64_t phys, uint32_t logical,
     uint64_t lease_ms)
 {
@@ -56,7 +58,7 @@ mk(const char *type, const char *fields_json, uint64_t phys, uint32_t logical,
 	return e;
 }
 
-static struct template *
+static inline struct template *
 tmpl(const char *json)
 {
 	json_error_t jerr;
@@ -72,7 +74,7 @@ tmpl(const char *json)
 }
 
 /* Integer field "n" of a record. */
-static int64_t
+static inline int64_t
 field_n(const struct space_rec *r)
 {
 	struct val v;
@@ -83,7 +85,7 @@ field_n(const struct space_rec *r)
 	return v.i;
 }
 
-static uint64_t
+static inline uint64_t
 rnd(uint64_t *s)
 {
 	/* xorshift64* */
@@ -100,7 +102,7 @@ struct wire {
 	size_t			n;
 };
 
-static bool
+static inline bool
 wire_add(void *arg, const struct space_rec *r)
 {
 	struct wire *w = arg;

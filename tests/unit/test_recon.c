@@ -352,6 +352,31 @@ START_TEST(riblt_refuses_endless_peeling)
 }
 END_TEST
 
+/*
+ * A remote symbol's count is the peer's to choose: INT64_MIN, less a local
+ * item, overflowed a signed add (UBSan, fuzz_recon).  Refused or not, the
+ * stream must decode to nothing and stop nobody (SANITIZE builds abort on
+ * the old code).
+ */
+START_TEST(riblt_extreme_counts)
+{
+	struct riblt_sym s[4];
+	uint64_t local = 0x0fedcba987654321ull;
+	const int64_t counts[2] = { INT64_MIN, INT64_MAX };
+
+	for (int k = 0; k < 2; k++) {
+		struct riblt_dec *d = riblt_dec_new(&local, 1, 64);
+
+		memset(s, 0, sizeof(s));
+		for (int i = 0; i < 4; i++)
+			s[i].count = counts[k];
+		(void)riblt_dec_add(d, s, 4);
+		ck_assert(!riblt_dec_done(d));
+		riblt_dec_free(d);
+	}
+}
+END_TEST
+
 static Suite *
 recon_suite(void)
 {
@@ -367,6 +392,7 @@ recon_suite(void)
 	tcase_add_test(tc, neg_refuses_malformed);
 	tcase_add_test(tc, riblt_pack_round_trip_and_cap);
 	tcase_add_test(tc, riblt_refuses_endless_peeling);
+	tcase_add_test(tc, riblt_extreme_counts);
 	suite_add_tcase(s, tc);
 	return s;
 }
