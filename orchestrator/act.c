@@ -24,6 +24,7 @@
 #include "ctl.h"
 #include "engine.h"
 #include "fleet.h"
+#include "num.h"
 #include "xmalloc.h"
 
 /* Seeds for a (re)starting peer: up to three live peers other than it. */
@@ -919,7 +920,7 @@ act_rest(struct run *r, json_t *step, uint64_t deadline)
 	double s, peers;
 	struct rest_kind top[64];
 	size_t nk = 0;
-	char kinds[512] = "";
+	char kinds[512] = "", num[NUM_BUF];
 
 	if (json_integer_value(json_object_get(step, "ms")) == 0)
 		return 0;	/* a scenario's rest turned off */
@@ -959,13 +960,14 @@ act_rest(struct run *r, json_t *step, uint64_t deadline)
 	for (size_t i = 0; i < nk && i < 6; i++) {
 		size_t used = strlen(kinds);
 
-		snprintf(kinds + used, sizeof(kinds) - used, "%s%s %.2f",
-		    i ? ", " : "", top[i].name, top[i].frames);
+		snprintf(kinds + used, sizeof(kinds) - used, "%s%s %s",
+		    i ? ", " : "", top[i].name, num_human(top[i].frames, "", num,
+		    sizeof(num)));
 	}
-	run_note(r, "rest: %.0f peers for %.1f s sent %.2f frames per peer "
-	    "per second (%s)", peers, s, json_number_value(json_object_get(
-	    json_object_get(r->measures, "fleet.rest_frames_per_peer_s"),
-	    "value")), nk ? kinds : "none");
+	run_note(r, "rest: %.0f peers for %.1f s sent %s frames per peer "
+	    "per second (%s)", peers, s, num_human(json_number_value(
+	    json_object_get(json_object_get(r->measures,
+	    "fleet.rest_frames_per_peer_s"), "value")), "", num, sizeof(num)), nk ? kinds : "none");
 	json_decref(b);
 	json_decref(e);
 	return 0;

@@ -69,6 +69,7 @@ struct peer	*run_one_peer(struct run *r, json_t *step, const char *key);
 /* a OP b for OP in < <= == != >= >. */
 bool		 run_compare(double a, const char *op, double b);
 void		 run_write_json(const char *path, json_t *j);
+
 /* The fleet's CPU seconds when a take step begins (take.cpu_*). */
 void		 run_take_cpu_mark(struct run *r);
 /* Sum the fleet's counters once, when the first write step begins. */

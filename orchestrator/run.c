@@ -30,6 +30,7 @@
 #include "debug.h"
 #include "engine.h"
 #include "fleet.h"
+#include "num.h"
 #include "hist.h"
 #include "identity.h"
 #include "log.h"
@@ -577,9 +578,12 @@ kinds_note(struct run *r, double writes)
 			k[j - 1] = t;
 		}
 	text[0] = '\0';
-	for (size_t i = 0; i < nk && len < sizeof(text) - 1; i++)
+	for (size_t i = 0; i < nk && len < sizeof(text) - 1; i++) {
+		char num[NUM_BUF];
+
 		len += (size_t)snprintf(text + len, sizeof(text) - len,
-		    "%s%s %.2f", i ? ", " : "", k[i].kind, k[i].n);
+		    "%s%s %s", i ? ", " : "", k[i].kind, num_human(k[i].n, "", num, sizeof(num)));
+	}
 	if (nk > 0)
 		run_note(r, "frames per write by kind, write window: %s", text);
 }
