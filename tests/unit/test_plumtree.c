@@ -521,26 +521,36 @@ END_TEST
 START_TEST(graft_waits_while_behind_its_input)
 {
 	struct dcbor_buf buf;
+	uint64_t put_off;
 	bool has;
 
+	fake_backlog = true;
 	ids(&buf, rid_of(0x4107));
 	recv_kind(b, FRAME_IHAVE, &buf);
-	fake_backlog = true;
-	run_for(pd->conf.graft_ms + 10);
-	ck_assert_uint_eq(sent_to(b, FRAME_GRAFT, rid_of(0x4107), &has), 0);
+	/* Due, and put off instead of sent (the loop runs until it is). */
+	for (int i = 0; i < 500 && pd_metrics.push_grafts_put_off == 0; i++)
+		run_for(5);
 	ck_assert_uint_ge(pd_metrics.push_grafts_put_off, 1);
+	ck_assert_uint_eq(sent_to(b, FRAME_GRAFT, rid_of(0x4107), &has), 0);
 	/* The copy arrives meanwhile: no GRAFT at all. */
 	rumor(&buf, 0x4107);
 	recv_kind(a, FRAME_RUMOR, &buf);
 	run_for(2 * pd->conf.graft_ms);
 	ck_assert_uint_eq(sent_to(b, FRAME_GRAFT, rid_of(0x4107), &has), 0);
 	ck_assert_uint_eq(pd_metrics.push_grafts_sent, 0);
-	/* Behind for good: asked all the same once the waits are spent. */
+	/*
+	 * Behind for good: asked all the same once its four waits are spent
+	 * (however slow the host: the loop runs until the GRAFT leaves).
+	 */
+	put_off = pd_metrics.push_grafts_put_off;
 	ids(&buf, rid_of(0x4209));
 	recv_kind(b, FRAME_IHAVE, &buf);
-	run_for(3 * pd->conf.graft_ms);
+	for (int i = 0; i < 100 && sent_to(b, FRAME_GRAFT, rid_of(0x4209),
+	    &has) == 0; i++)
+		run_for(pd->conf.graft_ms);
 	ck_assert_uint_eq(sent_to(b, FRAME_GRAFT, rid_of(0x4209), &has), 1);
 	ck_assert(has);
+	ck_assert_uint_eq(pd_metrics.push_grafts_put_off - put_off, 4);
 	fake_backlog = false;
 }
 END_TEST
