@@ -891,20 +891,6 @@ act_sleep(struct run *r, json_t *step, uint64_t deadline)
 	return 0;
 }
 
-/* Kinds sorted by frames sent, most first (rest's note). */
-struct rest_kind {
-	const char	*name;
-	double		 frames;
-};
-
-static int
-rest_kind_cmp(const void *x, const void *y)
-{
-	const struct rest_kind *a = x, *b = y;
-
-	return (a->frames < b->frames) - (a->frames > b->frames);
-}
-
 /*
  * rest: sleep ms with the fleet left alone, and say what its background
  * costs: fleet.rest_* (frames, bytes and CPU per peer per second, from
@@ -914,13 +900,11 @@ rest_kind_cmp(const void *x, const void *y)
 static int
 act_rest(struct run *r, json_t *step, uint64_t deadline)
 {
-	json_t *b, *e, *v;
-	const char *k;
+	json_t *b, *e;
 	uint64_t t0 = clock_mono_ms();
-	double s, peers;
-	struct rest_kind top[64];
-	size_t nk = 0;
-	char kinds[512] = "", num[NUM_BUF];
+	double s, peers, frames;
+	size_t nk;
+	char kinds[512], num[NUM_BUF];
 
 	if (json_integer_value(json_object_get(step, "ms")) == 0)
 		return 0;	/* a scenario's rest turned off */
@@ -943,31 +927,17 @@ act_rest(struct run *r, json_t *step, uint64_t deadline)
 	}
 #define REST_D(name) ((json_number_value(json_object_get(e, name)) - \
 	json_number_value(json_object_get(b, name))) / peers / s)
-	run_set_measure(r, "fleet.rest_frames_per_peer_s",
-	    REST_D("frames.out"), "frames/s");
+	frames = REST_D("frames.out");
+	run_set_measure(r, "fleet.rest_frames_per_peer_s", frames, "frames/s");
 	run_set_measure(r, "fleet.rest_bytes_per_peer_s", REST_D("bytes.out"),
 	    "bytes/s");
 	run_set_measure(r, "fleet.rest_cpu_ms_per_peer_s",
 	    REST_D("process.cpu_s") * 1000.0, "ms");
-	json_object_foreach(e, k, v)
-		if (strncmp(k, "frames.out_by_kind.", 19) == 0 && nk < 64 &&
-		    REST_D(k) > 0) {
-			top[nk].name = k + 19;
-			top[nk++].frames = REST_D(k);
-		}
 #undef REST_D
-	qsort(top, nk, sizeof(*top), rest_kind_cmp);
-	for (size_t i = 0; i < nk && i < 6; i++) {
-		size_t used = strlen(kinds);
-
-		snprintf(kinds + used, sizeof(kinds) - used, "%s%s %s",
-		    i ? ", " : "", top[i].name, num_human(top[i].frames, "", num,
-		    sizeof(num)));
-	}
+	nk = run_kinds_text(b, e, peers * s, 6, kinds, sizeof(kinds));
 	run_note(r, "rest: %.0f peers for %.1f s sent %s frames per peer "
-	    "per second (%s)", peers, s, num_human(json_number_value(
-	    json_object_get(json_object_get(r->measures,
-	    "fleet.rest_frames_per_peer_s"), "value")), "", num, sizeof(num)), nk ? kinds : "none");
+	    "per second (%s)", peers, s, num_human(frames, "", num,
+	    sizeof(num)), nk ? kinds : "none");
 	json_decref(b);
 	json_decref(e);
 	return 0;

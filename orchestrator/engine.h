@@ -79,6 +79,12 @@ void		 run_write_window_open(struct run *r);
  * "process.cpu_s", "peers"), asked of all at once: a new object.
  */
 json_t		*run_fleet_sum(struct run *r);
+/*
+ * The frames sent by kind between two such sums, each over div, largest
+ * first, at most max of them, as "kind n, kind n" into out: how many.
+ */
+size_t		 run_kinds_text(json_t *from, json_t *to, double div,
+		    size_t max, char *out, size_t len);
 
 /* ---- act.c: the actions ------------------------------------------------- */
 

@@ -65,6 +65,10 @@ struct peer {
 	uint64_t	 starved_graces;	/* late answers forgiven: no CPU */
 	uint64_t	 starved_max_ms;	/* the longest such grace */
 	char		 verdict[160];	/* the watchdog's: starved or stuck */
+	enum verdict {
+		VERDICT_NONE = 0, VERDICT_GONE, VERDICT_STARVED,
+		VERDICT_STUCK, VERDICT_STOPPED
+	}		 verdict_kind;	/* what verdict says */
 };
 
 struct fleet {

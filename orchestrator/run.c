@@ -548,6 +548,43 @@ window_delta(struct run *r, const char *name)
 	    json_number_value(json_object_get(r->write_base, name));
 }
 
+size_t
+run_kinds_text(json_t *from, json_t *to, double div, size_t max, char *out,
+    size_t len)
+{
+	struct { const char *kind; double n; } k[64], t;
+	const char *key, *pre = "frames.out_by_kind.";
+	size_t nk = 0, used = 0;
+	json_t *v;
+
+	json_object_foreach(to, key, v) {
+		double d;
+
+		if (strncmp(key, pre, strlen(pre)) != 0 || nk == 64 ||
+		    (d = json_number_value(v) - json_number_value(
+		    json_object_get(from, key))) <= 0)
+			continue;
+		k[nk].kind = key + strlen(pre);
+		k[nk++].n = d / div;
+	}
+	for (size_t i = 1; i < nk; i++)
+		for (size_t j = i; j > 0 && k[j].n > k[j - 1].n; j--) {
+			t = k[j];
+			k[j] = k[j - 1];
+			k[j - 1] = t;
+		}
+	if (len > 0)
+		out[0] = '\0';
+	for (size_t i = 0; i < nk && i < max && used + 1 < len; i++) {
+		char num[NUM_BUF];
+
+		used += (size_t)snprintf(out + used, len - used, "%s%s %s",
+		    i ? ", " : "", k[i].kind, num_human(k[i].n, "", num,
+		    sizeof(num)));
+	}
+	return nk < max ? nk : max;
+}
+
 /*
  * Where the write window's frames went: a note naming every kind the
  * fleet sent in it, per write, largest first (the breakdown behind
@@ -556,35 +593,10 @@ window_delta(struct run *r, const char *name)
 static void
 kinds_note(struct run *r, double writes)
 {
-	struct { const char *kind; double n; } k[64], t;
-	const char *key, *pre = "frames.out_by_kind.";
 	char text[2048];
-	size_t nk = 0, len = 0;
-	json_t *v;
 
-	json_object_foreach(r->counters, key, v) {
-		double d;
-
-		if (strncmp(key, pre, strlen(pre)) != 0 || nk == 64 ||
-		    (d = window_delta(r, key)) <= 0)
-			continue;
-		k[nk].kind = key + strlen(pre);
-		k[nk++].n = d / writes;
-	}
-	for (size_t i = 1; i < nk; i++)
-		for (size_t j = i; j > 0 && k[j].n > k[j - 1].n; j--) {
-			t = k[j];
-			k[j] = k[j - 1];
-			k[j - 1] = t;
-		}
-	text[0] = '\0';
-	for (size_t i = 0; i < nk && len < sizeof(text) - 1; i++) {
-		char num[NUM_BUF];
-
-		len += (size_t)snprintf(text + len, sizeof(text) - len,
-		    "%s%s %s", i ? ", " : "", k[i].kind, num_human(k[i].n, "", num, sizeof(num)));
-	}
-	if (nk > 0)
+	if (run_kinds_text(r->write_base, r->counters, writes, 64, text,
+	    sizeof(text)) > 0)
 		run_note(r, "frames per write by kind, write window: %s", text);
 }
 

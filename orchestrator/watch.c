@@ -144,21 +144,27 @@ watch_verdicts(struct run *r)
 			continue;
 		t1 = fleet_progress(p->peerd_pid > 0 ? p->peerd_pid : p->pid,
 		    &st);
-		if (t1 < 0)
+		if (t1 < 0) {
+			p->verdict_kind = VERDICT_GONE;
 			snprintf(p->verdict, sizeof(p->verdict), "gone");
-		else if (st == 'T' || st == 't')
+		} else if (st == 'T' || st == 't') {
+			p->verdict_kind = VERDICT_STOPPED;
 			snprintf(p->verdict, sizeof(p->verdict), "stuck (state "
 			    "%c: stopped; no CPU time in 0.5 s)", st);
-		else if (t1 > t0[i])
+		} else if (t1 > t0[i]) {
+			p->verdict_kind = VERDICT_STARVED;
 			snprintf(p->verdict, sizeof(p->verdict), "starved (state "
 			    "%c; running or waiting for a CPU within 0.5 s)",
 			    st);
-		else if (st == 'R')
+		} else if (st == 'R') {
+			p->verdict_kind = VERDICT_STARVED;
 			snprintf(p->verdict, sizeof(p->verdict), "starved (state "
 			    "R: runnable, waiting for a CPU)");
-		else
+		} else {
+			p->verdict_kind = VERDICT_STUCK;
 			snprintf(p->verdict, sizeof(p->verdict), "stuck (state "
 			    "%c; no CPU time in 0.5 s)", st);
+		}
 	}
 }
 
@@ -177,10 +183,10 @@ watch_blame(struct run *r)
 	for (int i = 0; i < r->fleet.npeers; i++) {
 		struct peer *p = r->fleet.peers[i];
 
-		if (p->stuck || p->state != PEER_RUNNING ||
-		    strncmp(p->verdict, "stuck", 5) != 0)
+		if (p->stuck || p->state != PEER_RUNNING)
 			continue;
-		if (strstr(p->verdict, "stopped") != NULL || (p->hello_inflight &&
+		if (p->verdict_kind == VERDICT_STOPPED ||
+		    (p->verdict_kind == VERDICT_STUCK && p->hello_inflight &&
 		    now - p->answered_ms >= WATCH_QUIET_MS))
 			watch_name(r, p);
 	}

@@ -695,6 +695,8 @@ cmd_metrics(struct ctl_req *req, struct ctl_client *c, json_t *args)
 	    json_integer((json_int_t)view_passive_count()));
 	json_object_set_new(g, "push.tree_degree",
 	    json_real(gossip_tree_degree()));
+	json_object_set_new(g, "recon.repair_period_ms",
+	    json_integer((json_int_t)gossip_repair_period_ms()));
 	ctl_ok(req, j);
 	if (cmd_bool(args, "reset", false))
 		stats_reset();

@@ -355,8 +355,8 @@ gossip_frame(struct member *from, const struct frame *f, const char **why)
  * row that found the replicas equal (recon_quiet), up to --repair-max-ms;
  * one that moves a record or fails brings it back at once.
  */
-static uint64_t
-gossip_period(void)
+uint64_t
+gossip_repair_period_ms(void)
 {
 	uint64_t ms = pd->conf.gossip_ms;
 	unsigned q = recon_quiet();
@@ -375,7 +375,7 @@ gossip_tick(void)
 	uint64_t now = clock_mono_ms();
 	struct member *m;
 
-	if (now - last_ae_ms < gossip_period())
+	if (now - last_ae_ms < gossip_repair_period_ms())
 		return;
 	last_ae_ms = now;
 	if (member_pick_up(&m, 1, NULL) == 1)

@@ -52,6 +52,8 @@ void	gossip_queue(const uint8_t *rec, size_t len);
  * mean over the origins it holds (its links when it holds none).
  */
 double	gossip_tree_degree(void);
+/* The periodic repair's period now (it backs off while repairs find nothing). */
+uint64_t	gossip_repair_period_ms(void);
 /* Send m the digest now (recon.c measures a digest round with it). */
 void	gossip_digest(struct member *m);
 /*

@@ -585,6 +585,7 @@ static void
 pt_graft_cb(evutil_socket_t fd, short ev, void *arg)
 {
 	uint64_t now = clock_mono_ms(), next = 0;
+	int behind = -1;	/* link_rx_backlog(), asked once a turn */
 
 	(void)fd;
 	(void)ev;
@@ -621,7 +622,9 @@ pt_graft_cb(evutil_socket_t fd, short ev, void *arg)
 		 * edge eager for nothing and add to the load.  Put it off, a
 		 * quarter period at a time, at most GRAFT_WAITS times.
 		 */
-		if (x->waits < GRAFT_WAITS && link_rx_backlog()) {
+		if (x->waits < GRAFT_WAITS && behind == -1)
+			behind = link_rx_backlog();
+		if (x->waits < GRAFT_WAITS && behind == 1) {
 			x->waits++;
 			/* m stays the next to ask. */
 			memmove(&x->src[1], &x->src[0],
