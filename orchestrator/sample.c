@@ -91,8 +91,19 @@ sample_tick(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
+	json_t *only;
+
 	if (r->sample_inflight > 0 || r->samples == NULL)
 		return;		/* the last round is not in yet */
+	/*
+	 * Only what a sample line keeps: the whole answer is 20 KB of JSON a
+	 * peer, which at 1,000 peers a second is the engine's and the
+	 * fleet's largest cost at rest.
+	 */
+	only = json_pack("{s:[s,s,s,s,s,s,s,s]}", "only", "counters.frames.in",
+	    "counters.frames.out", "counters.bytes.in", "counters.bytes.out",
+	    "counters.space.writes", "counters.takes.won",
+	    "counters.swarm.bytes_received", "gauges");
 	r->sample_sent_us = clock_mono_us();
 	for (int i = 0; i < r->fleet.npeers; i++) {
 		struct peer *p = r->fleet.peers[i];
@@ -100,8 +111,9 @@ sample_tick(evutil_socket_t fd, short what, void *arg)
 		if (p->state != PEER_RUNNING || p->stuck)
 			continue;
 		r->sample_inflight++;
-		ctl_call(r->base, p, "metrics", NULL, CALL_MS, sample_cb, r);
+		ctl_call(r->base, p, "metrics", only, CALL_MS, sample_cb, r);
 	}
+	json_decref(only);
 }
 
 void

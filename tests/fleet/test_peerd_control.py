@@ -145,8 +145,35 @@ def test_client_limit():
             "control_clients"] == 1
 
 
+def test_metrics_only():
+    """metrics answers only the sections, figures and prefixes `only` names,
+    and refuses a name that is not a string."""
+    with Fleet() as f:
+        p = f.add().start()
+        ctl = Control(p.ctl_path)
+        full = ctl.call("metrics")
+        m = ctl.call("metrics", only=["counters.frames.in", "gauges",
+                                       "counters.limits.hit.links"])
+        assert set(m) == {"counters", "gauges", "name", "peer_id"}, m.keys()
+        # frames.in alone, not frames.in_by_kind; the whole limits.hit.
+        assert set(m["counters"]) == {"frames.in", "limits.hit"}, m["counters"]
+        assert m["counters"]["limits.hit"].keys() == \
+            full["counters"]["limits.hit"].keys()
+        assert m["gauges"].keys() == full["gauges"].keys()
+        m = ctl.call("metrics", only=["counters.frames", "process"])
+        assert set(m) == {"counters", "process", "name", "peer_id"}, m.keys()
+        assert "frames.in_by_kind" in m["counters"]
+        assert all(k.startswith("frames.") for k in m["counters"])
+        assert m["process"].keys() == full["process"].keys()
+        assert set(ctl.call("metrics", only=[])) == {"name", "peer_id"}
+        expect_error(ctl, b'{"id": 9, "cmd": "metrics", "args": '
+                     b'{"only": [1]}}\n', "bad_args")
+        expect_error(ctl, b'{"id": 10, "cmd": "metrics", "args": '
+                     b'{"only": "gauges"}}\n', "bad_args")
+
+
 if __name__ == "__main__":
     run([test_errors_and_survival, test_term_exits_zero_and_removes_socket,
          test_shutdown_command, test_hold_then_continue,
          test_identity_kept_across_restart, test_usr1_writes_trace,
-         test_client_limit])
+         test_client_limit, test_metrics_only])
