@@ -85,20 +85,74 @@ array_to_json(const uint64_t *v, size_t n, const char *const *names)
 	return o;
 }
 
-json_t *
-metrics_to_json(const struct metrics *m)
+bool
+metrics_wants(const json_t *only, const char *sec, const char *key)
+{
+	size_t i, sl = strlen(sec), kl = strlen(key);
+	json_t *v;
+
+	if (only == NULL)
+		return true;
+	json_array_foreach(only, i, v) {
+		const char *n = json_string_value(v);
+		size_t nl;
+
+		if (n == NULL || strncmp(n, sec, sl) != 0)
+			continue;
+		if (n[sl] == '\0')
+			return true;		/* the whole section */
+		if (n[sl] != '.')
+			continue;
+		n += sl + 1;
+		nl = strlen(n);
+		/* n names the key, a dotted prefix of it, or a name inside it. */
+		if (strncmp(key, n, nl < kl ? nl : kl) == 0 && (nl == kl ||
+		    (nl < kl && key[nl] == '.') || (nl > kl && n[kl] == '.')))
+			return true;
+	}
+	return false;
+}
+
+void
+metrics_keep(json_t *o, const json_t *only, const char *sec)
+{
+	const char *key;
+	json_t *v;
+	void *tmp;
+
+	if (only == NULL)
+		return;
+	json_object_foreach_safe(o, tmp, key, v) {
+		(void)v;
+		if (!metrics_wants(only, sec, key))
+			json_object_del(o, key);
+	}
+}
+
+/* The counters only names (NULL: all), built only where named. */
+static json_t *
+counters_json(const struct metrics *m, const json_t *only)
 {
 	json_t *o = json_object();
 
-#define TO_JSON(f, n) json_object_set_new(o, n, json_integer((json_int_t)m->f));
+#define TO_JSON(f, n)							\
+	if (metrics_wants(only, "counters", n))				\
+		json_object_set_new(o, n, json_integer((json_int_t)m->f));
 	METRICS_COUNTERS(TO_JSON)
 #undef TO_JSON
 #define TO_JSON_ARRAY(f, n, size, names)				\
-	json_object_set_new(o, n, array_to_json(m->f, (size_t)(size),	\
-	    names##_names));
+	if (metrics_wants(only, "counters", n))				\
+		json_object_set_new(o, n, array_to_json(m->f,		\
+		    (size_t)(size), names##_names));
 	METRICS_ARRAYS(TO_JSON_ARRAY)
 #undef TO_JSON_ARRAY
 	return o;
+}
+
+json_t *
+metrics_to_json(const struct metrics *m)
+{
+	return counters_json(m, NULL);
 }
 
 /* A non-negative JSON integer. 0 or -1. */
@@ -166,15 +220,24 @@ metrics_hists_merge(struct metrics_hists *dst, const struct metrics_hists *src)
 #undef MERGE
 }
 
-json_t *
-metrics_hists_to_json(const struct metrics_hists *h)
+/* The histograms only names (NULL: all), built only where named. */
+static json_t *
+hists_json(const struct metrics_hists *h, const json_t *only)
 {
 	json_t *o = json_object();
 
-#define TO_JSON(f, n) json_object_set_new(o, n, hist_to_json(&h->f));
+#define TO_JSON(f, n)							\
+	if (metrics_wants(only, "latency", n))				\
+		json_object_set_new(o, n, hist_to_json(&h->f));
 	METRICS_HISTS(TO_JSON)
 #undef TO_JSON
 	return o;
+}
+
+json_t *
+metrics_hists_to_json(const struct metrics_hists *h)
+{
+	return hists_json(h, NULL);
 }
 
 int
@@ -223,15 +286,26 @@ metrics_rusage_json(void)
 	return metrics_rusage_to_json(&ru);
 }
 
+void
+metrics_set_section(json_t *o, const char *sec, json_t *v, const json_t *only)
+{
+	metrics_keep(v, only, sec);
+	if (only != NULL && json_object_size(v) == 0)
+		json_decref(v);		/* nothing in it asked for */
+	else
+		json_object_set_new(o, sec, v);
+}
+
 json_t *
 metrics_snapshot_json(const struct metrics *m,
-    const struct metrics_hists *hists)
+    const struct metrics_hists *hists, const json_t *only)
 {
 	json_t *o = json_object();
 
-	json_object_set_new(o, "counters", metrics_to_json(m));
+	metrics_set_section(o, "counters", counters_json(m, only), only);
 	if (hists != NULL)
-		json_object_set_new(o, "latency", metrics_hists_to_json(hists));
-	json_object_set_new(o, "process", metrics_rusage_json());
+		metrics_set_section(o, "latency", hists_json(hists, only),
+		    only);
+	metrics_set_section(o, "process", metrics_rusage_json(), only);
 	return o;
 }

@@ -20,6 +20,7 @@
 #ifndef METRICS_H
 #define METRICS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <jansson.h>
@@ -274,11 +275,28 @@ json_t	*metrics_rusage_to_json(const struct rusage *ru);
 /* The same for this process, from getrusage(RUSAGE_SELF). */
 json_t	*metrics_rusage_json(void);
 /*
+ * Whether only (an array of dotted names; NULL: everything) names the
+ * figure key of section sec: the section itself ("gauges"), the figure
+ * ("counters.frames.in", not frames.in_by_kind), a dotted prefix of it
+ * ("counters.frames") or a name inside it ("counters.limits.hit.links"
+ * names limits.hit).  Entries that are not strings name nothing.
+ */
+bool	 metrics_wants(const json_t *only, const char *sec, const char *key);
+/* Delete from the section object o every figure only does not name. */
+void	 metrics_keep(json_t *o, const json_t *only, const char *sec);
+/*
+ * Set o[sec] = v (stealing v) with only's figures kept; with only given,
+ * a section left empty is dropped (v freed).
+ */
+void	 metrics_set_section(json_t *o, const char *sec, json_t *v,
+	    const json_t *only);
+/*
  * What a peer answers "metrics" with, and writes to metrics.json:
  * {"counters": metrics_to_json, "latency": metrics_hists_to_json,
- *  "process": metrics_rusage_json}.  hists may be NULL.
+ *  "process": metrics_rusage_json}, each holding only what only names
+ * (NULL: everything), built only where named.  hists may be NULL.
  */
 json_t	*metrics_snapshot_json(const struct metrics *m,
-	    const struct metrics_hists *hists);
+	    const struct metrics_hists *hists, const json_t *only);
 
 #endif

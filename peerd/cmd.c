@@ -686,88 +686,20 @@ cmd_takes(struct ctl_req *req, struct ctl_client *c, json_t *args)
 	ctl_ok(req, take_won_json(since < 0 ? 0 : (size_t)since));
 }
 
-/* Whether "sec.key" is named by one of only's dotted names or prefixes. */
-static bool
-metrics_wanted(json_t *only, const char *sec, const char *key)
-{
-	size_t i, sl = strlen(sec), kl = strlen(key);
-	json_t *v;
-
-	json_array_foreach(only, i, v) {
-		const char *n = json_string_value(v);
-		size_t nl;
-
-		if (n == NULL || strncmp(n, sec, sl) != 0)
-			continue;
-		if (n[sl] == '\0')
-			return true;		/* the whole section */
-		if (n[sl] != '.')
-			continue;
-		n += sl + 1;
-		nl = strlen(n);
-		/* n names the key, a dotted prefix of it, or inside it. */
-		if (strncmp(key, n, nl < kl ? nl : kl) == 0 && (nl == kl ||
-		    (nl < kl && key[nl] == '.') || (nl > kl && n[kl] == '.')))
-			return true;
-	}
-	return false;
-}
-
-/* Keeps in the answer j only what only names (name and peer_id always). */
-static int
-metrics_only(json_t *j, json_t *only, char *err, size_t errlen)
-{
-	const char *sec, *key;
-	json_t *o, *v;
-	size_t i;
-	void *tmp;
-
-	json_array_foreach(only, i, v) {
-		if (!json_is_string(v)) {
-			snprintf(err, errlen, "only[%zu]: not a string", i);
-			return -1;
-		}
-	}
-	json_object_foreach_safe(j, tmp, sec, o) {
-		void *tmp2;
-		size_t had;
-
-		if (!json_is_object(o))
-			continue;	/* name, peer_id */
-		had = json_object_size(o);
-		json_object_foreach_safe(o, tmp2, key, v) {
-			(void)v;
-			if (!metrics_wanted(only, sec, key))
-				json_object_del(o, key);
-		}
-		if (had > 0 && json_object_size(o) == 0)
-			json_object_del(j, sec);	/* nothing in it asked for */
-	}
-	return 0;
-}
-
 static void
 cmd_metrics(struct ctl_req *req, struct ctl_client *c, json_t *args)
 {
-	json_t *j = stats_json(), *g = json_object_get(j, "gauges");
-	json_t *only = json_object_get(args, "only");
-	char err[96];
+	json_t *only = json_object_get(args, "only"), *v;
+	size_t i;
 
 	(void)c;
-	json_object_set_new(g, "view.active",
-	    json_integer((json_int_t)view_active_count()));
-	json_object_set_new(g, "view.passive",
-	    json_integer((json_int_t)view_passive_count()));
-	json_object_set_new(g, "push.tree_degree",
-	    json_real(gossip_tree_degree()));
-	json_object_set_new(g, "recon.repair_period_ms",
-	    json_integer((json_int_t)gossip_repair_period_ms()));
-	if (only != NULL && metrics_only(j, only, err, sizeof(err)) == -1) {
-		json_decref(j);
-		ctl_fail(req, CTL_BAD_ARGS, "%s", err);
-		return;
+	json_array_foreach(only, i, v) {
+		if (!json_is_string(v)) {
+			ctl_fail(req, CTL_BAD_ARGS, "only[%zu]: not a string", i);
+			return;
+		}
 	}
-	ctl_ok(req, j);
+	ctl_ok(req, stats_json(only));
 	if (cmd_bool(args, "reset", false))
 		stats_reset();
 }

@@ -2,11 +2,13 @@
  * stats.c: the process's metrics (see stats.h).
  */
 #include "frame.h"
+#include "gossip.h"
 #include "link.h"
 #include "peerd.h"
 #include "replica.h"
 #include "stats.h"
 #include "control.h"
+#include "view.h"
 
 struct metrics		pd_metrics;
 struct metrics_hists	pd_hists;
@@ -50,16 +52,22 @@ stats_init(void)
 }
 
 json_t *
-stats_json(void)
+stats_json(const json_t *only)
 {
-	json_t *j = metrics_snapshot_json(&pd_metrics, &pd_hists);
+	json_t *j = metrics_snapshot_json(&pd_metrics, &pd_hists, only);
 
-	json_object_set_new(j, "gauges", json_pack("{s:I, s:I, s:I, s:I, s:f}",
+	metrics_set_section(j, "gauges", json_pack("{s:I, s:I, s:I, s:I, s:f, "
+	    "s:I, s:I, s:f, s:I}",
 	    "links", (json_int_t)link_count(),
 	    "records", (json_int_t)replica_count(),
 	    "visible", (json_int_t)replica_visible(),
 	    "control_clients", (json_int_t)control_clients(),
-	    "uptime_s", (double)peerd_uptime_us() / 1e6));
+	    "uptime_s", (double)peerd_uptime_us() / 1e6,
+	    "view.active", (json_int_t)view_active_count(),
+	    "view.passive", (json_int_t)view_passive_count(),
+	    "push.tree_degree", gossip_tree_degree(),
+	    "recon.repair_period_ms", (json_int_t)gossip_repair_period_ms()),
+	    only);
 	json_object_set_new(j, "name", json_string(pd->conf.name));
 	json_object_set_new(j, "peer_id", json_string(pd->ident.peer_id));
 	return j;

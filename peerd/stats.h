@@ -31,8 +31,11 @@ void	stats_frame_out(uint32_t kind, size_t bytes);
 #define pd_count_kind_out(k, n)	stats_frame_out((k), (n))
 
 void	 stats_init(void);
-/* The "metrics" answer: counters, latency, process, and a few gauges. */
-json_t	*stats_json(void);
+/*
+ * The "metrics" answer: counters, latency, process and the gauges, only
+ * what only names (metrics_wants; NULL: everything).
+ */
+json_t	*stats_json(const json_t *only);
 void	 stats_reset(void);
 
 #endif

@@ -299,7 +299,7 @@ START_TEST(snapshot_sections)
 	metrics_reset(&m);
 	m.writes = 9;
 	metrics_hists_init(h);
-	j = metrics_snapshot_json(&m, h);
+	j = metrics_snapshot_json(&m, h, NULL);
 	ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(j,
 	    "counters"), "space.writes")), 9);
 	ck_assert(json_is_object(json_object_get(json_object_get(j,
@@ -307,10 +307,48 @@ START_TEST(snapshot_sections)
 	ck_assert(json_is_integer(json_object_get(json_object_get(j,
 	    "process"), "max_rss_kib")));
 	json_decref(j);
-	j = metrics_snapshot_json(&m, NULL);
+	j = metrics_snapshot_json(&m, NULL, NULL);
 	ck_assert_ptr_null(json_object_get(j, "latency"));
 	json_decref(j);
 	free(h);
+}
+END_TEST
+
+START_TEST(only_names_what_it_says)
+{
+	json_t *only = json_pack("[s,s,s,s,i]", "gauges", "counters.frames.in",
+	    "counters.limits.hit.links", "latency.write", 7);
+	struct metrics m;
+	json_t *j, *c;
+
+	ck_assert(metrics_wants(NULL, "counters", "frames.in"));
+	ck_assert(metrics_wants(only, "gauges", "links"));
+	ck_assert(metrics_wants(only, "counters", "frames.in"));
+	/* Whole dotted components only. */
+	ck_assert(!metrics_wants(only, "counters", "frames.in_by_kind"));
+	ck_assert(!metrics_wants(only, "counters", "frames.out"));
+	ck_assert(!metrics_wants(only, "latency", "write_to_visible"));
+	ck_assert(!metrics_wants(only, "gaugesx", "links"));
+	/* A name inside an object figure names the figure. */
+	ck_assert(metrics_wants(only, "counters", "limits.hit"));
+	ck_assert(!metrics_wants(only, "counters", "limits.hits"));
+	ck_assert(!metrics_wants(only, "process", "cpu_s"));
+	json_decref(only);
+	only = json_pack("[s]", "counters.frames");
+	ck_assert(metrics_wants(only, "counters", "frames.in"));
+	ck_assert(metrics_wants(only, "counters", "frames.bad"));
+	ck_assert(!metrics_wants(only, "counters", "framesx"));
+
+	metrics_reset(&m);
+	m.frames_in = 3;
+	j = metrics_snapshot_json(&m, NULL, only);
+	c = json_object_get(j, "counters");
+	ck_assert_int_eq(json_integer_value(json_object_get(c, "frames.in")), 3);
+	ck_assert(json_is_object(json_object_get(c, "frames.in_by_kind")));
+	ck_assert_ptr_null(json_object_get(c, "space.writes"));
+	ck_assert_ptr_null(json_object_get(j, "process"));	/* none named */
+	json_decref(j);
+	json_decref(only);
 }
 END_TEST
 
@@ -328,6 +366,7 @@ metrics_suite(void)
 	tcase_add_test(tc, hists_merge_and_json);
 	tcase_add_test(tc, rusage_json);
 	tcase_add_test(tc, snapshot_sections);
+	tcase_add_test(tc, only_names_what_it_says);
 	suite_add_tcase(s, tc);
 	return s;
 }
