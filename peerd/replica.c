@@ -237,6 +237,7 @@ claim_verify(const struct crdt_claim *c, const uint8_t id[ENTRY_ID_LEN])
 	dcbor_buf_init(&b);
 	crdt_claim_signing_bytes(&b, c, id);
 	rc = identity_verify(c->key, b.data, b.len, c->sig);
+	pd_count(verifies_claim);
 	dcbor_buf_free(&b);
 	return rc == 0;
 }
@@ -270,6 +271,7 @@ replica_apply_record(struct member *from, struct dcbor_rd *rd)
 		size_t blen;
 
 		entry_signing_bytes(e, &body, &blen);
+		pd_count(verifies_entry);
 		if (identity_verify(e->issuer, body, blen, e->sig) == -1) {
 			pd_count(entries_bad_signature);
 			trace_add("replica", "entry with a bad signature from %s",
@@ -490,6 +492,7 @@ replica_generate(const struct identity *gen, uint64_t seq, uint64_t stamp_ms,
 		return -1;
 	}
 	entry_signing_bytes(e, &body, &blen);
+	pd_count(signs_entry);
 	if (identity_sign(gen, body, blen, sig) == -1) {
 		entry_free(e);
 		snprintf(err, errlen, "bulk: signing failed");
@@ -582,6 +585,7 @@ replica_write(json_t *args, char *err, size_t errlen)
 		return NULL;
 	}
 	entry_signing_bytes(e, &body, &blen);
+	pd_count(signs_entry);
 	if (identity_sign(&pd->ident, body, blen, sig) == -1) {
 		entry_free(e);
 		snprintf(err, errlen, "write: signing failed");

@@ -460,6 +460,7 @@ take_try(struct take_op *op)
 	dcbor_buf_init(&b);
 	crdt_claim_signing_bytes(&b, &c, w->id);
 	identity_sign(&pd->ident, b.data, b.len, c.sig);
+	pd_count(signs_claim);
 	dcbor_buf_free(&b);
 	w->epoch = c.epoch;
 	w->made_ms = now;
