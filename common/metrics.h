@@ -60,6 +60,7 @@ struct rusage;
 	X(verifies_claim,	"crypto.verifies_claim")		\
 	X(verifies_vote,	"crypto.verifies_vote")			\
 	X(verifies_entry,	"crypto.verifies_entry")		\
+	X(verifies_claim_cached, "crypto.verifies_claim_cached")	\
 	X(sig_failures,		"frames.signature_failures")		\
 	X(links_up,		"links.up")				\
 	X(links_down,		"links.down")				\
