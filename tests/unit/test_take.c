@@ -502,6 +502,70 @@ START_TEST(take_window_picks_this_peers_own_entries)
 }
 END_TEST
 
+/*
+ * A claim verified once is believed again without a second verification
+ * (it lost the merge here, so it is not the record's claim and arrives
+ * "fresh"), but only a claim identical in key, signed bytes and signature:
+ * the same claim with a later expiry, or with one signature bit flipped,
+ * is verified, refused, and changes nothing; a new mono stamp (not
+ * signed) changes no signed byte.  A cache keyed by the key and the
+ * signature alone would take the later expiry.
+ */
+START_TEST(a_verified_claim_is_not_verified_twice_and_a_forged_one_is_refused)
+{
+	struct dcbor_buf rb1, ra2, bad;
+	struct crdt_claim cur;
+	uint64_t expiry;
+
+	dcbor_buf_init(&rb1);
+	dcbor_buf_init(&ra2);
+	dcbor_buf_init(&bad);
+	claim_record(&rb1, 2, &holder_b, 1, TAMPER_NONE);
+	claim_record(&ra2, 2, &holder_a, 2, TAMPER_NONE);
+	apply(b, &rb1);				/* b's epoch 1: verified */
+	ck_assert_uint_eq(pd_metrics.verifies_claim, 1);
+	apply(a, &ra2);				/* a's epoch 2 leads now */
+	ck_assert_uint_eq(pd_metrics.verifies_claim, 2);
+	cur = held_claim(2);
+	ck_assert_uint_eq(cur.epoch, 2);
+	expiry = cur.expiry_ms;
+	/* b's claim again, by another path: no second verification. */
+	apply(a, &rb1);
+	ck_assert_uint_eq(pd_metrics.verifies_claim, 2);
+	ck_assert_uint_eq(pd_metrics.verifies_claim_cached, 1);
+	ck_assert_uint_eq(pd_metrics.claims_rejected, 0);
+	/* Its mono stamp is not signed: still the claim verified. */
+	claim_record(&bad, 2, &holder_b, 1, TAMPER_MONO);
+	apply(a, &bad);
+	ck_assert_uint_eq(pd_metrics.verifies_claim, 2);
+	ck_assert_uint_eq(pd_metrics.claims_rejected, 0);
+	/* a's claim with a later expiry under a's signature: refused. */
+	dcbor_buf_reset(&bad);
+	claim_record(&bad, 2, &holder_a, 2, TAMPER_EXPIRY);
+	apply(b, &bad);
+	ck_assert_uint_eq(pd_metrics.verifies_claim, 3);
+	ck_assert_uint_eq(pd_metrics.claims_rejected, 1);
+	cur = held_claim(2);
+	ck_assert_uint_eq(cur.expiry_ms, expiry);
+	/* b's verified claim with one signature bit flipped: refused. */
+	dcbor_buf_reset(&bad);
+	claim_record(&bad, 2, &holder_b, 1, TAMPER_SIG);
+	apply(a, &bad);
+	ck_assert_uint_eq(pd_metrics.verifies_claim, 4);
+	ck_assert_uint_eq(pd_metrics.claims_rejected, 2);
+	/* And neither forgery was remembered as verified. */
+	dcbor_buf_reset(&bad);
+	claim_record(&bad, 2, &holder_a, 2, TAMPER_EXPIRY);
+	apply(b, &bad);
+	ck_assert_uint_eq(pd_metrics.verifies_claim, 5);
+	ck_assert_uint_eq(pd_metrics.claims_rejected, 3);
+	ck_assert_uint_eq(pd_metrics.verifies_claim_cached, 2);
+	dcbor_buf_free(&rb1);
+	dcbor_buf_free(&ra2);
+	dcbor_buf_free(&bad);
+}
+END_TEST
+
 /* A list with a bad item changes nothing: its good answers do not count. */
 START_TEST(a_bad_list_changes_nothing)
 {
