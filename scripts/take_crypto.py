@@ -42,8 +42,9 @@ def bundle(d):
         e = counters(os.path.join(pd, "metrics.json"))
         s = counters(os.path.join(pd, "metrics.take_start.json"))
         for _, key in ROWS:
-            end[key] = end.get(key, 0) + e.get(key, 0)
-            start[key] = start.get(key, 0) + s.get(key, 0)
+            if key in e:	# a peerd without the counter: no figure
+                end[key] = end.get(key, 0) + e[key]
+                start[key] = start.get(key, 0) + s.get(key, 0)
     return rep, takes, start, end, len(peers)
 
 
@@ -58,6 +59,7 @@ def main(argv):
         print("|---|--:|--:|")
         for name, key in ROWS:
             if key not in end:
+                print("| %s | — | — |" % name)
                 continue
             print("| %s | %.2f | %.2f |" % (name,
                   (end[key] - start[key]) / takes, end[key] / takes))
