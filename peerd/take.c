@@ -409,10 +409,11 @@ struct window {
 static uint64_t
 entry_home(const uint8_t id[ENTRY_ID_LEN], uint64_t n)
 {
-	uint64_t h;
+	uint64_t h = 0;
 
-	memcpy(&h, id, sizeof(h));	/* ids are hash output: uniform */
-	return h % n;
+	for (int i = 7; i >= 0; i--)	/* little-endian, on any host */
+		h = h << 8 | id[i];
+	return h % n;			/* ids are hash output: uniform */
 }
 
 static bool
