@@ -55,6 +55,13 @@ struct rusage;
 	X(claim_acks_relayed,	"claims.acks_relayed")			\
 	X(claim_acks_unroutable, "claims.acks_unroutable")		\
 	X(claim_acks_forged,	"claims.acks_forged")			\
+	X(signs_claim,		"crypto.signs_claim")			\
+	X(signs_vote,		"crypto.signs_vote")			\
+	X(signs_entry,		"crypto.signs_entry")			\
+	X(verifies_claim,	"crypto.verifies_claim")		\
+	X(verifies_vote,	"crypto.verifies_vote")			\
+	X(verifies_entry,	"crypto.verifies_entry")		\
+	X(verifies_claim_cached, "crypto.verifies_claim_cached")	\
 	X(sig_failures,		"frames.signature_failures")		\
 	X(links_up,		"links.up")				\
 	X(links_down,		"links.down")				\

@@ -776,11 +776,15 @@ gather(struct run *r)
 	}
 }
 
-/* The fleet's CPU seconds now (take.cpu_s_per_take counts from here). */
+/*
+ * The fleet's CPU seconds now (take.cpu_s_per_take counts from here); each
+ * peer's metrics answer is kept as peers/<k>/metrics.take_start.json, so
+ * the take window's counters are the end's minus these.
+ */
 void
 run_take_cpu_mark(struct run *r)
 {
-	char err[256];
+	char err[256], path[700];
 
 	r->take_cpu0 = 0;
 	r->take_cpu0_ok = true;
@@ -796,6 +800,9 @@ run_take_cpu_mark(struct run *r)
 		}
 		r->take_cpu0 += json_number_value(json_object_get(
 		    json_object_get(m, "process"), "cpu_s"));
+		snprintf(path, sizeof(path), "%s/metrics.take_start.json",
+		    r->fleet.peers[i]->dir);
+		(void)json_dump_file(m, path, JSON_COMPACT);
 		json_decref(m);
 	}
 }

@@ -387,37 +387,78 @@ wait_adoptable(const struct template *t, uint64_t now)
 
 /*
  * The candidate of a take: the first claimable match (FIFO), or with
- * --take-window N > 1 one of the first N, chosen by this peer's id and
- * the take's attempt, so takers on different peers that start at once
- * race for different entries rather than all for the head of the queue.
- * Safety does not depend on it (the trust rule decides every race).
+ * --take-window N > 1 one of the first N: the first whose home is this
+ * peer, else the one at this peer's offset (its id, plus the take's
+ * attempt).  An entry's home is its id's first 8 bytes modulo n, the
+ * number of live members known here with this peer, and this peer's
+ * place among them is its rank by id, so peers that know the same
+ * membership have distinct ranks and race for different entries however
+ * their windows shift as claims arrive: a taker loses a race only at the
+ * tail, when its window holds no entry of its own.  Safety does not depend
+ * on it (the trust rule decides every race).
  */
 #define TAKE_WINDOW_MAX	1024
 
 struct window {
 	const struct space_rec	**recs;
 	size_t			  n, max;
+	uint64_t		  nmembers, rank;
+	const struct space_rec	 *home;		/* the first of ours */
 };
+
+static uint64_t
+entry_home(const uint8_t id[ENTRY_ID_LEN], uint64_t n)
+{
+	uint64_t h = 0;
+
+	for (int i = 7; i >= 0; i--)	/* little-endian, on any host */
+		h = h << 8 | id[i];
+	return h % n;			/* ids are hash output: uniform */
+}
 
 static bool
 window_add(void *arg, const struct space_rec *r)
 {
 	struct window *w = arg;
 
+	if (entry_home(space_rec_id(r), w->nmembers) == w->rank) {
+		w->home = r;
+		return false;
+	}
 	w->recs[w->n++] = r;
 	return w->n < w->max;
+}
+
+/* This peer's rank by id among the live members it knows, and their count. */
+static void
+take_rank(uint64_t *rank, uint64_t *n)
+{
+	*rank = 0;
+	*n = 1;
+	for (size_t i = 0; i < member_count(); i++) {
+		const struct member *m = member_at(i);
+
+		if (!m->have_pub || m->state != MEMBER_ALIVE)
+			continue;
+		(*n)++;
+		if (memcmp(m->id, pd->ident.id, IDENTITY_ID_LEN) < 0)
+			(*rank)++;
+	}
 }
 
 static const struct space_rec *
 take_candidate(const struct take_op *op, uint64_t now)
 {
 	static const struct space_rec *recs[TAKE_WINDOW_MAX];
-	struct window w = { recs, 0, pd->conf.take_window };
+	struct window w = { recs, 0, pd->conf.take_window, 1, 0, NULL };
 	uint64_t h;
 
 	if (w.max <= 1 || w.max > TAKE_WINDOW_MAX)
 		return space_take_candidate(sp, op->t, now);
+	take_rank(&w.rank, &w.nmembers);
 	space_read_all(sp, op->t, now, window_add, &w);
+	if (w.home != NULL)
+		return w.home;
 	if (w.n == 0)
 		return NULL;
 	memcpy(&h, pd->ident.id, sizeof(h));	/* a hash: uniform */
@@ -460,6 +501,7 @@ take_try(struct take_op *op)
 	dcbor_buf_init(&b);
 	crdt_claim_signing_bytes(&b, &c, w->id);
 	identity_sign(&pd->ident, b.data, b.len, c.sig);
+	pd_count(signs_claim);
 	dcbor_buf_free(&b);
 	w->epoch = c.epoch;
 	w->made_ms = now;

@@ -425,6 +425,7 @@ ack_send(const uint8_t id[ENTRY_ID_LEN], const struct crdt_claim *c, bool ok,
 		if (!rc->have_sig || rc->signed_ok != ok) {
 			vote_signing_bytes(&b, ok, id, c->epoch, c->holder);
 			identity_sign(&pd->ident, b.data, b.len, rc->sig);
+			pd_count(signs_vote);
 			rc->have_sig = true;
 			rc->signed_ok = ok;
 			dcbor_buf_reset(&b);
@@ -555,6 +556,7 @@ answer_take(struct member *from, const struct answer *a)
 	identity_id_of(a->key, voter);
 	vote_signing_bytes(&b, a->ok, a->id, a->epoch, a->holder);
 	rc = identity_verify(a->key, b.data, b.len, a->sig);
+	pd_count(verifies_vote);
 	dcbor_buf_free(&b);
 	if (rc != 0 || memcmp(voter, pd->ident.id, IDENTITY_ID_LEN) == 0) {
 		pd_count(claim_acks_forged);

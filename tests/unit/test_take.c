@@ -49,6 +49,7 @@ static struct identity	 writer, holder_a, holder_b;
 static struct member	*a, *b;
 static uint8_t		 task[TASKS][ENTRY_ID_LEN];
 static unsigned		 ndone, nwon;
+static uint64_t		 t0;		/* the wall clock at setup */
 
 static struct member *
 neighbour(const struct identity *who, const char *name, size_t slot)
@@ -94,7 +95,7 @@ setup(void)
 	replica_init();
 	a = neighbour(&holder_a, "a", 0);
 	b = neighbour(&holder_b, "b", 1);
-	now = hlc_wall_ms();
+	now = t0 = hlc_wall_ms();
 	for (unsigned i = 0; i < TASKS; i++)
 		ck_assert_int_eq(replica_generate(&writer, i, now, 3600000,
 		    "task#v1", "", task[i], err, sizeof(err)), 0);
@@ -212,11 +213,20 @@ answer_both(struct member *m)
 	dcbor_buf_free(&l);
 }
 
-/* The record of task i with a claim by h on it, as h would send it. */
+/* How claim_record spoils a claim after signing it (TAMPER_NONE: not). */
+enum tamper { TAMPER_NONE, TAMPER_EXPIRY, TAMPER_SIG, TAMPER_MONO };
+
+/*
+ * The record of task i with h's claim (epoch, or the next one if 0) on
+ * it, as h would send it, then spoiled as tamper says: a later expiry (a
+ * signed field) or a flipped signature bit under the same key, or another
+ * mono stamp (not signed).
+ */
 static void
-claimed_record(struct dcbor_buf *out, unsigned i, const struct identity *h)
+claim_record(struct dcbor_buf *out, unsigned i, const struct identity *h,
+    uint64_t epoch, enum tamper tamper)
 {
-	uint64_t now = hlc_wall_ms();
+	uint64_t now = t0;		/* the same claim at every call */
 	struct crdt_claim c;
 	struct dcbor_buf sb;
 	struct dcbor_buf rec;
@@ -231,20 +241,67 @@ claimed_record(struct dcbor_buf *out, unsigned i, const struct identity *h)
 	dcbor_rd_init(&rd, rec.data, rec.len);
 	crdt_rec_init(&cr, task[i]);
 	ck_assert_int_eq(space_rec_decode(&rd, &e, &cr), 0);
+	memset(&cr.claim, 0, sizeof(cr.claim));	/* h's claim alone */
 	other = space_new(h->node, h->id, 10);
 	ck_assert_int_eq(space_merge(other, e, &cr, now), SPACE_OK);
 	crdt_rec_free(&cr);
 	space_claim_make(other, space_get(other, task[i]), &(struct hlc_stamp){
 	    now, 1, h->node }, now, 30000, &c);
+	if (epoch != 0)
+		c.epoch = epoch;
 	memcpy(c.key, h->pub, IDENTITY_PUB_LEN);
 	dcbor_buf_init(&sb);
 	crdt_claim_signing_bytes(&sb, &c, task[i]);
 	ck_assert_int_eq(identity_sign(h, sb.data, sb.len, c.sig), 0);
 	dcbor_buf_free(&sb);
+	if (tamper == TAMPER_EXPIRY)
+		c.expiry_ms += 60000;
+	else if (tamper == TAMPER_SIG)
+		c.sig[IDENTITY_SIG_LEN / 2] ^= 0x10;
+	else if (tamper == TAMPER_MONO)
+		c.mono_us += 12345;
 	ck_assert_int_eq(space_claim(other, task[i], &c, now), SPACE_OK);
 	space_rec_encode(out, space_get(other, task[i]));
 	space_free(other);
 	dcbor_buf_free(&rec);
+}
+
+static void
+claimed_record(struct dcbor_buf *out, unsigned i, const struct identity *h)
+{
+	claim_record(out, i, h, 0, TAMPER_NONE);
+}
+
+/* The claim this replica holds on task i, read back from its record. */
+static struct crdt_claim
+held_claim(unsigned i)
+{
+	struct dcbor_buf rec;
+	struct dcbor_rd rd;
+	struct entry *e = NULL;
+	struct crdt_rec cr;
+	struct crdt_claim c;
+
+	dcbor_buf_init(&rec);
+	ck_assert_uint_gt(replica_put_record(&rec, task[i]), 0);
+	dcbor_rd_init(&rd, rec.data, rec.len);
+	crdt_rec_init(&cr, task[i]);
+	ck_assert_int_eq(space_rec_decode(&rd, &e, &cr), 0);
+	c = cr.claim;
+	entry_free(e);
+	crdt_rec_free(&cr);
+	dcbor_buf_free(&rec);
+	return c;
+}
+
+/* Apply one record as if neighbour from had sent it. */
+static void
+apply(struct member *from, const struct dcbor_buf *rec)
+{
+	struct dcbor_rd rd;
+
+	dcbor_rd_init(&rd, rec->data, rec->len);
+	ck_assert_int_eq(replica_apply_record(from, &rd), 0);
 }
 
 /* ---- the tests ---------------------------------------------------------- */
@@ -406,24 +463,106 @@ claimed_task(void)
 }
 
 /*
- * --take-window: 1 takes the head of the queue; N takes the entry at this
- * peer's offset (its id's first 8 bytes, then one more per attempt) among
- * the first N claimable ones.
+ * --take-window: 1 takes the head of the queue; N takes, among the first N
+ * claimable entries, the first whose home (its id's first 8 bytes modulo
+ * the live members known, this peer included) is this peer's rank by id,
+ * else the entry at this peer's offset (its id's first 8 bytes, then one
+ * more per attempt); alone, every entry is this peer's and it takes the
+ * head.
  */
-START_TEST(take_window_picks_by_this_peers_id)
+START_TEST(take_window_picks_this_peers_own_entries)
 {
-	uint64_t h;
+	uint64_t h, rank;
+	int first = -1;
 
 	take_start(template_new("task#v1"), 5000, take_done, NULL);
 	ck_assert_int_eq(claimed_task(), 0);
 	take_cancel();
 	teardown();
 	setup();
-	pd->conf.take_window = 3;
-	take_start(template_new("task#v1"), 5000, take_done, NULL);
+	pd->conf.take_window = TASKS;
+	rank = (memcmp(holder_a.id, pd->ident.id, IDENTITY_ID_LEN) < 0) +
+	    (memcmp(holder_b.id, pd->ident.id, IDENTITY_ID_LEN) < 0);
+	for (int i = TASKS - 1; i >= 0; i--) {
+		memcpy(&h, task[i], sizeof(h));
+		if (h % 3 == rank)
+			first = i;
+	}
 	memcpy(&h, pd->ident.id, sizeof(h));
-	ck_assert_uint_ne(h % 3, 0);	/* else the two cases could not differ */
-	ck_assert_int_eq(claimed_task(), (int)(h % 3));
+	take_start(template_new("task#v1"), 5000, take_done, NULL);
+	ck_assert_int_eq(claimed_task(), first >= 0 ? first :
+	    (int)(h % TASKS));
+	take_cancel();
+	teardown();
+	setup();
+	pd->conf.take_window = TASKS;
+	a->state = b->state = MEMBER_DEAD;	/* alone: all are ours */
+	take_start(template_new("task#v1"), 5000, take_done, NULL);
+	ck_assert_int_eq(claimed_task(), 0);
+}
+END_TEST
+
+/*
+ * A claim verified once is believed again without a second verification
+ * (it lost the merge here, so it is not the record's claim and arrives
+ * "fresh"), but only a claim identical in key, signed bytes and signature:
+ * the same claim with a later expiry, or with one signature bit flipped,
+ * is verified, refused, and changes nothing; a new mono stamp (not
+ * signed) changes no signed byte.  A cache keyed by the key and the
+ * signature alone would take the later expiry.
+ */
+START_TEST(a_verified_claim_is_not_verified_twice_and_a_forged_one_is_refused)
+{
+	struct dcbor_buf rb1, ra2, bad;
+	struct crdt_claim cur;
+	uint64_t expiry;
+
+	dcbor_buf_init(&rb1);
+	dcbor_buf_init(&ra2);
+	dcbor_buf_init(&bad);
+	claim_record(&rb1, 2, &holder_b, 1, TAMPER_NONE);
+	claim_record(&ra2, 2, &holder_a, 2, TAMPER_NONE);
+	apply(b, &rb1);				/* b's epoch 1: verified */
+	ck_assert_uint_eq(pd_metrics.verifies_claim, 1);
+	apply(a, &ra2);				/* a's epoch 2 leads now */
+	ck_assert_uint_eq(pd_metrics.verifies_claim, 2);
+	cur = held_claim(2);
+	ck_assert_uint_eq(cur.epoch, 2);
+	expiry = cur.expiry_ms;
+	/* b's claim again, by another path: no second verification. */
+	apply(a, &rb1);
+	ck_assert_uint_eq(pd_metrics.verifies_claim, 2);
+	ck_assert_uint_eq(pd_metrics.verifies_claim_cached, 1);
+	ck_assert_uint_eq(pd_metrics.claims_rejected, 0);
+	/* Its mono stamp is not signed: still the claim verified. */
+	claim_record(&bad, 2, &holder_b, 1, TAMPER_MONO);
+	apply(a, &bad);
+	ck_assert_uint_eq(pd_metrics.verifies_claim, 2);
+	ck_assert_uint_eq(pd_metrics.claims_rejected, 0);
+	/* a's claim with a later expiry under a's signature: refused. */
+	dcbor_buf_reset(&bad);
+	claim_record(&bad, 2, &holder_a, 2, TAMPER_EXPIRY);
+	apply(b, &bad);
+	ck_assert_uint_eq(pd_metrics.verifies_claim, 3);
+	ck_assert_uint_eq(pd_metrics.claims_rejected, 1);
+	cur = held_claim(2);
+	ck_assert_uint_eq(cur.expiry_ms, expiry);
+	/* b's verified claim with one signature bit flipped: refused. */
+	dcbor_buf_reset(&bad);
+	claim_record(&bad, 2, &holder_b, 1, TAMPER_SIG);
+	apply(a, &bad);
+	ck_assert_uint_eq(pd_metrics.verifies_claim, 4);
+	ck_assert_uint_eq(pd_metrics.claims_rejected, 2);
+	/* And neither forgery was remembered as verified. */
+	dcbor_buf_reset(&bad);
+	claim_record(&bad, 2, &holder_a, 2, TAMPER_EXPIRY);
+	apply(b, &bad);
+	ck_assert_uint_eq(pd_metrics.verifies_claim, 5);
+	ck_assert_uint_eq(pd_metrics.claims_rejected, 3);
+	ck_assert_uint_eq(pd_metrics.verifies_claim_cached, 2);
+	dcbor_buf_free(&rb1);
+	dcbor_buf_free(&ra2);
+	dcbor_buf_free(&bad);
 }
 END_TEST
 
@@ -469,7 +608,9 @@ take_suite(void)
 	tcase_add_test(tc, batched_claims_wait_for_left_answered_settled);
 	tcase_add_test(tc, batched_claims_wait_for_every_live_member);
 	tcase_add_test(tc, a_bad_list_changes_nothing);
-	tcase_add_test(tc, take_window_picks_by_this_peers_id);
+	tcase_add_test(tc, take_window_picks_this_peers_own_entries);
+	tcase_add_test(tc,
+	    a_verified_claim_is_not_verified_twice_and_a_forged_one_is_refused);
 	suite_add_tcase(s, tc);
 	return s;
 }
