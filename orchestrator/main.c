@@ -220,7 +220,9 @@ print_summary(const struct run *run, const json_t *scn,
 			    "bound")), unit, b, sizeof(b)));
 		fputc('\n', stderr);
 	}
-	fprintf(stderr, "  report: %s/report.md (and report.html)\n", run->dir);
+	if (run->dir[0] != '\0')
+		fprintf(stderr, "  report: %s/report.md (and report.html)\n",
+		    run->dir);
 }
 
 int

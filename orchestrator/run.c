@@ -949,13 +949,24 @@ run_checks(struct run *r)
 static int
 make_run_dir(struct run *r)
 {
-	char stamp[32], link[700];
+	char stamp[32], link[700], part[sizeof(r->dir)];
 	time_t now = time(NULL);
 	struct tm tm;
 
 	gmtime_r(&now, &tm);
 	strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%SZ", &tm);
-	mkdir(r->opts.out, 0755);
+	/* --out and its parents, as mkdir -p would. */
+	snprintf(part, sizeof(part), "%s", r->opts.out);
+	for (char *q = part + 1, c; ; q++) {
+		if (*q != '/' && *q != '\0')
+			continue;
+		c = *q;
+		*q = '\0';
+		if (mkdir(part, 0755) == -1 && errno != EEXIST)
+			return -1;
+		if ((*q = c) == '\0')
+			break;
+	}
 	for (int n = 0; n < 100; n++) {
 		if (n == 0)
 			snprintf(r->dir, sizeof(r->dir), "%s/%s-%s", r->opts.out,
@@ -1118,6 +1129,8 @@ run_scenario(struct run *r, json_t *scn, const struct run_opts *opts)
 	if (make_run_dir(r) == -1) {
 		snprintf(r->error, sizeof(r->error), "cannot make a run directory "
 		    "under %s: %s", opts->out, strerror(errno));
+		r->dir[0] = '\0';	/* no bundle, no report */
+		r->end_ms = clock_mono_ms();
 		r->status = RUN_ERROR;
 		return r->status;
 	}

@@ -234,10 +234,35 @@ def test_dry_run_prints_resolved_scenario():
     assert bad.returncode == 2 and b"peers=abc" in bad.stderr
 
 
+def test_out_is_made_with_its_parents_or_refused_plainly():
+    """--out DIR is made with its parents (as mkdir -p); one that cannot be
+    made is an error that says why, with a sane elapsed time and no report
+    line naming a bundle that was never written."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "a", "b", "c")
+        p = orchestrate(["scenarios/gossip.json", "--set", "entries=5",
+                         "--seed", "3"], out)
+        assert p.returncode == 0, p.stderr
+        latest(out)
+        blocker = os.path.join(tmp, "file")
+        open(blocker, "w").close()
+        p = subprocess.run([ORCH, "scenarios/gossip.json", "--out",
+                            os.path.join(blocker, "x")],
+                           stderr=subprocess.PIPE, timeout=60)
+        err = p.stderr.decode()
+        assert p.returncode == 2, err
+        assert "cannot make a run directory" in err and \
+            "Not a directory" in err, err
+        assert "report:" not in err, err
+        secs = float(err.split(" in ", 1)[1].split(" s", 1)[0])
+        assert 0 <= secs < 60, err
+
+
 if __name__ == "__main__":
     run([test_builtin_scenarios_pass_and_write_the_bundle,
          test_failing_check_exits_1_unknown_is_not_pass,
          test_broken_scenario_exits_2_naming_field_and_line,
          test_peer_crash_exits_2_with_the_crash_in_the_report,
          test_sigint_and_sigkill_leave_no_peerd,
-         test_dry_run_prints_resolved_scenario])
+         test_dry_run_prints_resolved_scenario,
+         test_out_is_made_with_its_parents_or_refused_plainly])
