@@ -3,6 +3,7 @@
  */
 #include "frame.h"
 #include "link.h"
+#include "xmalloc.h"
 #include "peerd.h"
 #include "replica.h"
 #include "stats.h"
@@ -53,13 +54,18 @@ json_t *
 stats_json(void)
 {
 	json_t *j = metrics_snapshot_json(&pd_metrics, &pd_hists);
+	size_t in_use, free_bytes;
 
-	json_object_set_new(j, "gauges", json_pack("{s:I, s:I, s:I, s:I, s:f}",
+	xmalloc_heap(&in_use, &free_bytes);
+	json_object_set_new(j, "gauges", json_pack(
+	    "{s:I, s:I, s:I, s:I, s:f, s:I, s:I}",
 	    "links", (json_int_t)link_count(),
 	    "records", (json_int_t)replica_count(),
 	    "visible", (json_int_t)replica_visible(),
 	    "control_clients", (json_int_t)control_clients(),
-	    "uptime_s", (double)peerd_uptime_us() / 1e6));
+	    "uptime_s", (double)peerd_uptime_us() / 1e6,
+	    "heap.in_use", (json_int_t)in_use,
+	    "heap.free", (json_int_t)free_bytes));
 	json_object_set_new(j, "name", json_string(pd->conf.name));
 	json_object_set_new(j, "peer_id", json_string(pd->ident.peer_id));
 	return j;
