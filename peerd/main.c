@@ -271,7 +271,6 @@ sig_cb(evutil_socket_t sig, short ev, void *arg)
 	}
 }
 
-/* The daemon's tick: links, then the view, then anti-entropy. */
 /*
  * Every --trim-ms, with over HEAP_TRIM_MIN free inside the heap, give its
  * free pages back, at a tick when no input waits (put off one period at
@@ -304,6 +303,7 @@ heap_tick(void)
 	pd_count_add(heap_trim_us, clock_mono_us() - now);
 }
 
+/* The daemon's tick: links, then the view, then anti-entropy, then the heap. */
 static void
 tick_cb(evutil_socket_t fd, short ev, void *arg)
 {
