@@ -89,6 +89,8 @@
 	    "entries of the space at most (then busy)") \
 	X("trace-events", trace_events, U32, 16, 16777216, 8192, \
 	    "events the trace ring holds") \
+	X("trim-ms", trim_ms, U32, 0, 3600000, 1000, \
+	    "ms between two looks at the heap: over 1 MiB free inside it, its free pages go back to the system, when no input waits (0: never)") \
 	X("log-level", log_level, LEVEL, 0, 3, 2, \
 	    "error, warn, info or debug") \
 	X("test-hooks", test_hooks, SWITCH, 0, 1, 0, \

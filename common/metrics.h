@@ -72,6 +72,8 @@ struct rusage;
 	X(entries_expired,	"space.entries_expired")		\
 	X(notify_sent,		"notify.sent")				\
 	X(completes,		"space.completes")			\
+	X(heap_trims,		"heap.trims")				\
+	X(heap_trim_us,		"heap.trim_us")				\
 	X(records_received,	"records.received")			\
 	X(records_batched,	"records.batched")			\
 	X(records_refused,	"records.refused")			\

@@ -1,6 +1,8 @@
 /*
- * xmalloc.c: allocation wrappers that call fatalx on failure (see xmalloc.h).
+ * xmalloc.c: allocation wrappers that call fatalx on failure, and the
+ * heap's figures and trim (see xmalloc.h).
  */
+#include <malloc.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -86,4 +88,24 @@ xasprintf(char **ret, const char *fmt, ...)
 	if (n < 0)
 		fatalx("xasprintf: out of memory");
 	return n;
+}
+
+void
+xmalloc_heap(size_t *in_use, size_t *free_bytes)
+{
+	struct mallinfo2 mi = mallinfo2();
+
+	*in_use = mi.uordblks + mi.hblkhd;
+	*free_bytes = mi.fordblks;
+}
+
+void
+xmalloc_trim(void)
+{
+	/*
+	 * glibc's malloc_trim(0) returns the top of the heap and, since 2.8,
+	 * every whole page inside a free chunk (madvise MADV_DONTNEED): the
+	 * chunks stay free, their pages fault in again when reused.
+	 */
+	(void)malloc_trim(0);
 }

@@ -29,6 +29,7 @@
 #include <event2/event.h>
 #include <openssl/sha.h>
 
+#include "chunklog.h"
 #include "clock.h"
 #include "entry.h"
 #include "hex.h"
@@ -43,6 +44,7 @@
 #include "xmalloc.h"
 
 #define WRITE_SLICE	128
+#define IDS_CHUNK	2048	/* ids a chunk of a write load's id log */
 #define LOAD_NAME_MAX	64
 
 enum load_op { LOAD_WRITE, LOAD_TAKE, LOAD_BULK };
@@ -55,6 +57,10 @@ struct worker {
 	bool		 busy;		/* a take is in flight */
 };
 
+/*
+ * A write load's id log: 24 bytes an entry written, in chunks (chunklog.h)
+ * that grow with what is written, not with the count asked for.
+ */
 struct written {
 	uint8_t		id[ENTRY_ID_LEN];
 	uint64_t	mono_us;
@@ -73,7 +79,7 @@ struct load {
 	uint32_t		 payload;
 	uint64_t		 lease_ms;
 	struct event		*ev;
-	struct written		*ids;
+	struct chunklog		 ids;		/* of struct written */
 	char			*pad;
 	char			 last_error[160];
 	/* bulk */
@@ -121,6 +127,7 @@ write_cb(evutil_socket_t fd, short what, void *arg)
 	uint64_t due, now = clock_mono_us();
 	char err[160];
 	uint8_t id[ENTRY_ID_LEN];
+	struct written *w;
 
 	(void)fd;
 	(void)what;
@@ -146,7 +153,8 @@ write_cb(evutil_socket_t fd, short what, void *arg)
 				load_finish(l, err);
 				return;
 			}
-			memcpy(l->ids[l->written].id, id, sizeof(id));
+			w = chunklog_append(&l->ids);
+			memcpy(w->id, id, sizeof(id));
 			l->written++;
 			continue;
 		}
@@ -165,8 +173,9 @@ write_cb(evutil_socket_t fd, short what, void *arg)
 		}
 		hex_decode(json_string_value(json_object_get(res, "id")), id,
 		    sizeof(id));
-		memcpy(l->ids[l->written].id, id, sizeof(id));
-		l->ids[l->written].mono_us = clock_mono_us();
+		w = chunklog_append(&l->ids);
+		memcpy(w->id, id, sizeof(id));
+		w->mono_us = clock_mono_us();
 		l->written++;
 		json_decref(res);
 	}
@@ -278,9 +287,12 @@ load_status(const struct load *l, bool with_ids)
 			char idhex[2 * ENTRY_ID_LEN + 1];
 
 			for (uint64_t i = 0; i < l->written; i++) {
-				hex_encode(l->ids[i].id, ENTRY_ID_LEN, idhex);
+				const struct written *w = chunklog_at(&l->ids,
+				    i);
+
+				hex_encode(w->id, ENTRY_ID_LEN, idhex);
 				json_array_append_new(arr, json_pack("[s, I]",
-				    idhex, (json_int_t)l->ids[i].mono_us));
+				    idhex, (json_int_t)w->mono_us));
 			}
 			json_object_set_new(j, "ids", arr);
 		}
@@ -304,7 +316,7 @@ load_free(struct load *l)
 	for (uint32_t i = 0; i < l->nworkers; i++)
 		event_free(l->workers[i].ev);
 	free(l->workers);
-	free(l->ids);
+	chunklog_free(&l->ids);
 	free(l->pad);
 	if (l->op == LOAD_BULK)
 		identity_free(&l->gen);
@@ -427,7 +439,7 @@ load_command(json_t *args, char *err, size_t errlen)
 		l->rate = rate;
 		l->payload = (uint32_t)payload;
 		l->lease_ms = (uint64_t)lease;
-		l->ids = xcalloc((size_t)count, sizeof(*l->ids));
+		chunklog_init(&l->ids, sizeof(struct written), IDS_CHUNK);
 		l->pad = xmalloc((size_t)payload + 1);
 		memset(l->pad, 'x', (size_t)payload);
 		l->pad[payload] = '\0';

@@ -271,7 +271,39 @@ sig_cb(evutil_socket_t sig, short ev, void *arg)
 	}
 }
 
-/* The daemon's tick: links, then the view, then anti-entropy. */
+/*
+ * Every --trim-ms, with over HEAP_TRIM_MIN free inside the heap, give its
+ * free pages back, at a tick when no input waits (put off one period at
+ * most).  A burst of short-lived blocks (the rumor cache's larger rumors,
+ * records awaiting compaction, a reconciliation's snapshot) leaves free
+ * chunks scattered among long-lived ones; glibc returns only the top of
+ * the heap by itself, so without this the peer keeps its high-water mark
+ * as resident memory (BENCHMARKS.md, issue 13).  A trim costs a walk of
+ * the free chunks and an madvise for each (heap.trim_us).
+ */
+#define HEAP_TRIM_MIN	(1u << 20)
+
+static void
+heap_tick(void)
+{
+	static uint64_t last_us;
+	uint64_t now = clock_mono_us(), period = (uint64_t)pd->conf.trim_ms *
+	    1000;
+	size_t in_use, free_bytes;
+
+	if (period == 0 || now - last_us < period ||
+	    (now - last_us < 2 * period && link_rx_backlog()))
+		return;
+	last_us = now;
+	xmalloc_heap(&in_use, &free_bytes);
+	if (free_bytes < HEAP_TRIM_MIN)
+		return;
+	xmalloc_trim();
+	pd_count(heap_trims);
+	pd_count_add(heap_trim_us, clock_mono_us() - now);
+}
+
+/* The daemon's tick: links, then the view, then anti-entropy, then the heap. */
 static void
 tick_cb(evutil_socket_t fd, short ev, void *arg)
 {
@@ -281,6 +313,7 @@ tick_cb(evutil_socket_t fd, short ev, void *arg)
 	link_tick();
 	view_tick();
 	gossip_tick();
+	heap_tick();
 }
 
 static void

@@ -91,6 +91,7 @@ struct peerd_conf {
 	uint32_t	 max_line;
 	uint32_t	 max_entries;
 	uint32_t	 trace_events;
+	uint32_t	 trim_ms;	/* heap trim period, 0: never */
 };
 
 struct peerd {

@@ -4,6 +4,7 @@
 #include "frame.h"
 #include "gossip.h"
 #include "link.h"
+#include "xmalloc.h"
 #include "peerd.h"
 #include "replica.h"
 #include "stats.h"
@@ -55,9 +56,11 @@ json_t *
 stats_json(const json_t *only)
 {
 	json_t *j = metrics_snapshot_json(&pd_metrics, &pd_hists, only);
+	size_t in_use, free_bytes;
 
+	xmalloc_heap(&in_use, &free_bytes);
 	metrics_set_section(j, "gauges", json_pack("{s:I, s:I, s:I, s:I, s:f, "
-	    "s:I, s:I, s:f, s:I}",
+	    "s:I, s:I, s:f, s:I, s:I, s:I}",
 	    "links", (json_int_t)link_count(),
 	    "records", (json_int_t)replica_count(),
 	    "visible", (json_int_t)replica_visible(),
@@ -66,7 +69,9 @@ stats_json(const json_t *only)
 	    "view.active", (json_int_t)view_active_count(),
 	    "view.passive", (json_int_t)view_passive_count(),
 	    "push.tree_degree", gossip_tree_degree(),
-	    "recon.repair_period_ms", (json_int_t)gossip_repair_period_ms()),
+	    "recon.repair_period_ms", (json_int_t)gossip_repair_period_ms(),
+	    "heap.in_use", (json_int_t)in_use,
+	    "heap.free", (json_int_t)free_bytes),
 	    only);
 	json_object_set_new(j, "name", json_string(pd->conf.name));
 	json_object_set_new(j, "peer_id", json_string(pd->ident.peer_id));

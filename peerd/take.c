@@ -24,6 +24,7 @@
 
 #include <event2/event.h>
 
+#include "chunklog.h"
 #include "clock.h"
 #include "crdt.h"
 #include "dcbor.h"
@@ -58,6 +59,13 @@ struct take_op {
 	uint32_t		 attempts;
 };
 
+/*
+ * The log of won takes: 40 bytes a win, in chunks of TAKE_LOG_CHUNK wins
+ * (chunklog.h), so it grows without copies.  A chunk goes once the space
+ * has collected the tombstone of every entry it names (checked as each new
+ * chunk starts: one lookup a win): a reader who asks within the tombstone
+ * horizon (lease end + min(2 x the largest lease, 24 h)) sees every win.
+ */
 struct take_won {
 	uint8_t		id[ENTRY_ID_LEN];
 	uint64_t	epoch;
@@ -67,8 +75,8 @@ struct take_won {
 
 static struct space		*sp;
 static TAILQ_HEAD(, take_op)	 takes = TAILQ_HEAD_INITIALIZER(takes);
-static struct take_won		*won;
-static size_t			 nwon, wonsz;
+static struct chunklog		 won = { .recsz = sizeof(struct take_won),
+				    .per = TAKE_LOG_CHUNK };
 
 static void	take_try(struct take_op *);
 static void	take_beaten(const uint8_t id[ENTRY_ID_LEN], uint64_t now);
@@ -181,21 +189,36 @@ take_schedule(struct take_op *op, uint64_t ms)
 	event_add(op->ev, &tv);
 }
 
+/* Drop the log's oldest chunks while the space holds none of their ids. */
+static void
+won_collect(void)
+{
+	while (won.nchunk > 1) {
+		for (size_t i = 0; i < TAKE_LOG_CHUNK; i++) {
+			const struct take_won *tw = chunklog_at(&won,
+			    chunklog_first(&won) + i);
+
+			if (space_get(sp, tw->id) != NULL)
+				return;
+		}
+		(void)chunklog_drop_first(&won);
+	}
+}
+
 static void
 take_record_win(const struct space_rec *r, uint64_t epoch)
 {
 	const struct entry *e = space_rec_entry(r);
 	uint64_t now = clock_mono_us();
+	struct take_won *tw;
 
-	if (nwon == wonsz) {
-		wonsz = wonsz ? wonsz * 2 : 64;
-		won = xreallocarray(won, wonsz, sizeof(*won));
-	}
-	memcpy(won[nwon].id, e->id, ENTRY_ID_LEN);
-	won[nwon].epoch = epoch;
-	won[nwon].mono_us = now;
-	won[nwon].wall_ms = hlc_wall_ms();
-	nwon++;
+	if (chunklog_count(&won) % TAKE_LOG_CHUNK == 0)
+		won_collect();
+	tw = chunklog_append(&won);
+	memcpy(tw->id, e->id, ENTRY_ID_LEN);
+	tw->epoch = epoch;
+	tw->mono_us = now;
+	tw->wall_ms = hlc_wall_ms();
 	if (e->mono_us != 0 && now >= e->mono_us)
 		pd_hist(write_to_take, now - e->mono_us);
 }
@@ -634,15 +657,20 @@ take_won_json(size_t since)
 {
 	json_t *arr = json_array();
 	char id[2 * ENTRY_ID_LEN + 1];
+	uint64_t i = since > chunklog_first(&won) ? since :
+	    chunklog_first(&won);
 
-	for (size_t i = since; i < nwon; i++) {
-		hex_encode(won[i].id, ENTRY_ID_LEN, id);
+	for (; i < chunklog_count(&won); i++) {
+		const struct take_won *tw = chunklog_at(&won, i);
+
+		hex_encode(tw->id, ENTRY_ID_LEN, id);
 		json_array_append_new(arr, json_pack("{s:s, s:I, s:I, s:I}",
-		    "id", id, "epoch", (json_int_t)won[i].epoch,
-		    "mono_us", (json_int_t)won[i].mono_us,
-		    "wall_ms", (json_int_t)won[i].wall_ms));
+		    "id", id, "epoch", (json_int_t)tw->epoch,
+		    "mono_us", (json_int_t)tw->mono_us,
+		    "wall_ms", (json_int_t)tw->wall_ms));
 	}
-	return json_pack("{s:I, s:o}", "total", (json_int_t)nwon, "takes", arr);
+	return json_pack("{s:I, s:o}", "total",
+	    (json_int_t)chunklog_count(&won), "takes", arr);
 }
 
 size_t
@@ -659,7 +687,7 @@ take_in_flight(void)
 size_t
 take_won_count(void)
 {
-	return nwon;
+	return (size_t)chunklog_count(&won);
 }
 
 void
@@ -675,8 +703,6 @@ take_free(void)
 	take_cancel();
 	vote_free();
 	members_hw = 0;
-	free(won);
-	won = NULL;
-	nwon = wonsz = 0;
+	chunklog_free(&won);
 	sp = NULL;
 }

@@ -5,7 +5,8 @@
  * It works on replica.c's space: replica.c hands it the space at start-up
  * and tells it of every verified remote claim it merges; cmd.c and load.c
  * start takes.  It remembers every take this peer believed it won so a
- * harness can count duplicates.
+ * harness can count duplicates, until the space collects the entry's
+ * tombstone (a chunk of TAKE_LOG_CHUNK wins at a time).
  */
 #ifndef TAKE_H
 #define TAKE_H
@@ -17,6 +18,9 @@
 #include <jansson.h>
 
 #include "entry.h"
+
+/* Wins a chunk of the log of won takes (take_won_json). */
+#define TAKE_LOG_CHUNK	1024
 
 struct crdt_claim;
 struct member;
@@ -53,7 +57,10 @@ void	take_remote_claim(const struct space_rec *r,
  */
 void	take_turn_sent(void);
 
-/* The takes this peer won, from index 'since'. */
+/*
+ * The takes this peer won, from index 'since' (indexes count every win;
+ * wins whose entries' tombstones were collected are no longer listed).
+ */
 json_t	*take_won_json(size_t since);
 /* Takes in flight, and takes won since start. */
 size_t	take_in_flight(void);

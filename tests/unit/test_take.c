@@ -8,9 +8,12 @@
  * exactly as a lone one would be: not before its frame has left every
  * link, not before every live member answered it, and not before the
  * settle window has passed since it left; a CLAIM_ACKS list that does not
- * parse whole changes nothing.
+ * parse whole changes nothing.  And, alone (no neighbours), the log of won
+ * takes: it lists every win by index until the space has collected the
+ * tombstones of a whole chunk of them, and then lists the wins after it.
  */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -62,12 +65,11 @@ neighbour(const struct identity *who, const char *name, size_t slot)
 	return m;
 }
 
+/* The peer, its keys and its replica; no neighbour, no task. */
 static void
-setup(void)
+setup_alone(void)
 {
 	uint8_t seed[IDENTITY_SEED_LEN];
-	char err[128];
-	uint64_t now;
 
 	pd = &td;
 	memset(pd, 0, sizeof(*pd));
@@ -93,6 +95,17 @@ setup(void)
 	fake_link_reset();
 	fake_held = false;
 	replica_init();
+	a = b = NULL;
+	ndone = nwon = 0;
+}
+
+static void
+setup(void)
+{
+	char err[128];
+	uint64_t now;
+
+	setup_alone();
 	a = neighbour(&holder_a, "a", 0);
 	b = neighbour(&holder_b, "b", 1);
 	now = t0 = hlc_wall_ms();
@@ -595,11 +608,121 @@ START_TEST(a_bad_list_changes_nothing)
 }
 END_TEST
 
+/* A take's end that completes what it won (as a take load does). */
+static void
+take_done_complete(void *arg, const struct space_rec *won, uint32_t attempts)
+{
+	take_done(arg, won, attempts);
+	if (won != NULL)
+		ck_assert_int_eq(replica_complete(space_rec_id(won)), SPACE_OK);
+}
+
+/*
+ * Write n tasks (seq from) with this lease and take each, completing it:
+ * in waves of 256, each won well inside its tasks' lease.
+ */
+static void
+win_tasks(uint64_t from, unsigned n, uint64_t lease_ms,
+    uint8_t (*ids)[ENTRY_ID_LEN])
+{
+	char err[128];
+
+	for (unsigned w = 0; w < n; w += 256) {
+		unsigned k = n - w < 256 ? n - w : 256, want = ndone + k;
+		uint64_t now = hlc_wall_ms();
+
+		for (unsigned i = w; i < w + k; i++) {
+			ck_assert_int_eq(replica_generate(&writer, from + i,
+			    now, lease_ms, "task#v1", "", ids[from + i], err,
+			    sizeof(err)), 0);
+			take_start(template_new("task#v1"), 20000,
+			    take_done_complete, NULL);
+		}
+		run_until_done(want, 25000);
+		ck_assert_uint_eq(ndone, want);
+		ck_assert_uint_eq(nwon, want);
+	}
+}
+
+/* The id listed at position k of a takes answer. */
+static const char *
+listed(json_t *j, size_t k)
+{
+	return json_string_value(json_object_get(json_array_get(
+	    json_object_get(j, "takes"), k), "id"));
+}
+
+START_TEST(won_log_goes_with_the_tombstones)
+{
+	const unsigned chunk = TAKE_LOG_CHUNK, n = 3 * TAKE_LOG_CHUNK + 1;
+	const uint64_t lease = 2000;	/* tombstones go at end + 2 x lease */
+	uint8_t (*ids)[ENTRY_ID_LEN] = calloc(n, ENTRY_ID_LEN);
+	char hex[2 * ENTRY_ID_LEN + 1];
+	struct timespec ts = { 0, 1000000 };
+	uint64_t end;
+	json_t *j;
+
+	ck_assert_ptr_nonnull(ids);
+	/* Two chunks of wins, each completed, and one more win. */
+	win_tasks(0, 2 * chunk, lease, ids);
+	win_tasks(2 * chunk, 1, lease, ids);
+	ck_assert_uint_eq(take_won_count(), 2 * chunk + 1);
+	/* The space holds them all: every win is listed, by index. */
+	j = take_won_json(0);
+	ck_assert_uint_eq(json_integer_value(json_object_get(j, "total")),
+	    2 * chunk + 1);
+	ck_assert_uint_eq(json_array_size(json_object_get(j, "takes")),
+	    2 * chunk + 1);
+	json_decref(j);
+	j = take_won_json(chunk + 5);
+	ck_assert_uint_eq(json_array_size(json_object_get(j, "takes")),
+	    chunk - 4);
+	json_decref(j);
+	/* Until the tombstones of the first 2 x chunk are collected. */
+	end = clock_mono_ms() + 30000;
+	while (replica_count() > 0 && clock_mono_ms() < end) {
+		(void)replica_visible();	/* sweeps */
+		turn();
+		nanosleep(&ts, NULL);
+	}
+	ck_assert_uint_eq(replica_count(), 0);
+	/* Nothing is dropped before a new chunk starts. */
+	j = take_won_json(0);
+	ck_assert_uint_eq(json_array_size(json_object_get(j, "takes")),
+	    2 * chunk + 1);
+	json_decref(j);
+	/* The fourth chunk's first win drops the two collected ones; the
+	 * third (its first id collected, the rest held) stays. */
+	win_tasks(2 * chunk + 1, chunk, lease, ids);
+	ck_assert_uint_eq(take_won_count(), n);
+	j = take_won_json(0);
+	ck_assert_uint_eq(json_integer_value(json_object_get(j, "total")), n);
+	ck_assert_uint_eq(json_array_size(json_object_get(j, "takes")),
+	    n - 2 * chunk);
+	hex_encode(ids[2 * chunk], ENTRY_ID_LEN, hex);
+	ck_assert_str_eq(listed(j, 0), hex);
+	snprintf(hex, sizeof(hex), "%s", listed(j, n - 2 * chunk - 1));
+	json_decref(j);
+	/* An index past the dropped ones answers as before. */
+	j = take_won_json(n - 1);
+	ck_assert_uint_eq(json_array_size(json_object_get(j, "takes")), 1);
+	ck_assert_str_eq(listed(j, 0), hex);
+	json_decref(j);
+	free(ids);
+}
+END_TEST
+
 static Suite *
 take_suite(void)
 {
 	Suite *s = suite_create("take");
 	TCase *tc = tcase_create("turn");
+	TCase *tl = tcase_create("log");
+
+	tcase_add_checked_fixture(tl, setup_alone, teardown);
+	tcase_set_timeout(tl, 90);
+	tcase_add_test(tl, won_log_goes_with_the_tombstones);
+	suite_add_tcase(s, tl);
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 30);
