@@ -29,6 +29,9 @@
 /* Seen rumor ids: a FIFO ring for eviction plus an open-addressing set. */
 #define SEEN_SLOTS	(GOSSIP_SEEN * 4)
 #define GRAFT_WAITS	4	/* GRAFTs put off while behind the input */
+#define LAG_SAMPLES	64	/* eager copies' lags kept for the GRAFT wait */
+#define LAG_MAX		8	/* the wait is at most this x --graft-ms */
+#define GRAFTED_KEEP	256	/* grafted ids remembered to spot a late copy */
 
 static uint64_t		 seen_ring[GOSSIP_SEEN];
 static size_t		 seen_next;
@@ -110,6 +113,10 @@ struct missing {
 	struct member	*src[GOSSIP_MISSING_SRC];
 	uint32_t	 nsrc;
 	uint32_t	 waits;		/* put off while behind its input */
+	uint64_t	 first_ms;	/* its first announcement came then */
+	uint64_t	 graft_ms;	/* our last GRAFT for it, 0 none */
+	struct member	*asked[GOSSIP_MISSING_SRC];	/* GRAFTed from */
+	uint32_t	 nasked;
 };
 
 /*
@@ -135,6 +142,35 @@ static struct missing	 missing[GOSSIP_MISSING];
 static size_t		 nmissing;
 static struct event	*eager_ev, *lazy_ev, *graft_ev;
 static uint64_t		 graft_armed_ms;	/* graft_ev fires then */
+
+/*
+ * The GRAFT wait follows the eager copies' measured lag: for an id that
+ * was announced before its eager copy came, the time from the first
+ * announcement to that copy (a GRAFT's own answer is no sample).  The
+ * last LAG_SAMPLES lags of the last 20 x --graft-ms are kept; an id is
+ * GRAFTed after --graft-ms or, when longer, 1.5 x their 90th percentile
+ * (at most LAG_MAX x --graft-ms).  On a loaded host the eager path slows
+ * down and the wait with it, instead of every late copy costing a GRAFT,
+ * its answer and the PRUNE of the duplicate.
+ */
+static struct lag {
+	uint64_t	 at_ms;
+	uint64_t	 ms;
+} lags[LAG_SAMPLES];
+static size_t		 lag_next;
+static uint64_t		 lag_wait_ms, lag_calc_ms;
+static bool		 lag_dirty;
+
+/*
+ * Ids GRAFTed and then answered, or given up on (nobody left to ask): a
+ * ring, so that an eager copy coming after that still counts as late.
+ */
+static struct grafted {
+	uint64_t	 rid;
+	uint64_t	 first_ms;
+	struct member	*to;
+} grafted[GRAFTED_KEEP];
+static size_t		 grafted_next;
 
 /* Our rumors' origin: our node, the first 8 bytes of our id. */
 static uint64_t
@@ -554,9 +590,118 @@ graft_arm(uint64_t due_ms)
 	pt_arm(graft_ev, due_ms);
 }
 
+/* One eager copy's lag behind its first announcement. */
+static void
+lag_add(uint64_t ms)
+{
+	lags[lag_next].at_ms = clock_mono_ms();
+	lags[lag_next].ms = ms;
+	lag_next = (lag_next + 1) % LAG_SAMPLES;
+	lag_dirty = true;
+}
+
+static int
+u64_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The wait the eager copies' recent lags ask for (0: none recent). */
+static uint64_t
+lag_wait(void)
+{
+	uint64_t now = clock_mono_ms(), v[LAG_SAMPLES], max;
+	uint64_t horizon = 20u * (uint64_t)pd->conf.graft_ms;
+	size_t n = 0;
+
+	/* Recomputed on a new sample, or when samples may have aged out. */
+	if (!lag_dirty && now - lag_calc_ms < pd->conf.graft_ms)
+		return lag_wait_ms;
+	for (size_t i = 0; i < LAG_SAMPLES; i++)
+		if (lags[i].at_ms != 0 && now - lags[i].at_ms <= horizon)
+			v[n++] = lags[i].ms;
+	lag_wait_ms = 0;
+	if (n > 0) {
+		qsort(v, n, sizeof(v[0]), u64_cmp);
+		lag_wait_ms = v[(n * 9) / 10 < n ? (n * 9) / 10 : n - 1];
+		lag_wait_ms += lag_wait_ms / 2;
+		max = (uint64_t)LAG_MAX * pd->conf.graft_ms;
+		if (lag_wait_ms > max)
+			lag_wait_ms = max;
+	}
+	lag_calc_ms = now;
+	lag_dirty = false;
+	return lag_wait_ms;
+}
+
+/* Remember GRAFTed id x, last asked from m, for its late copy. */
+static void
+grafted_add(const struct missing *x, struct member *m)
+{
+	grafted[grafted_next].rid = x->rid;
+	grafted[grafted_next].first_ms = x->first_ms;
+	grafted[grafted_next].to = m;
+	grafted_next = (grafted_next + 1) % GRAFTED_KEEP;
+}
+
+/*
+ * The first copy of an id we were awaiting came from m.  A copy from
+ * another link than the one we GRAFTed was late, not lost (the GRAFT was
+ * for nothing); any copy but the GRAFT's answer is a lag sample.
+ */
+static void
+missing_arrived(struct missing *x, struct member *m)
+{
+	uint64_t now = clock_mono_ms();
+
+	for (uint32_t i = 0; i < x->nasked; i++) {
+		if (x->asked[i] != m)
+			continue;
+		grafted_add(x, m);
+		return;
+	}
+	if (x->nasked > 0) {
+		pd_count(push_grafts_late);
+		trace_add("push", "late %016llx from %s %llu ms after its "
+		    "first announcement, %llu after its graft",
+		    (unsigned long long)x->rid, m->name,
+		    (unsigned long long)(now - x->first_ms),
+		    (unsigned long long)(now - x->graft_ms));
+	}
+	lag_add(now - x->first_ms);
+}
+
+/*
+ * A copy of rid from m, a duplicate or a first one we no longer awaited:
+ * when we GRAFTed rid from another link, this is the eager copy, late.
+ */
+static void
+grafted_copy(uint64_t rid, const struct member *m)
+{
+	for (size_t i = 0; i < GRAFTED_KEEP; i++) {
+		struct grafted *g = &grafted[i];
+
+		if (g->rid != rid)
+			continue;
+		if (g->to != m) {
+			pd_count(push_grafts_late);
+			trace_add("push", "late %016llx from %s %llu ms after "
+			    "its first announcement, after its graft ended",
+			    (unsigned long long)rid, m->name,
+			    (unsigned long long)(clock_mono_ms() - g->first_ms));
+			lag_add(clock_mono_ms() - g->first_ms);
+			g->rid = 0;	/* one sample an id */
+		}
+		return;
+	}
+}
+
 /*
  * An announced id we lack: GRAFT from its first announcer when overdue,
- * wait_ms from now (the first announcement sets it).
+ * wait_ms from now or the eager copies' recent lag, whichever is longer
+ * (the first announcement sets it).
  */
 static void
 missing_add(uint64_t rid, struct member *from, uint64_t wait_ms)
@@ -564,6 +709,8 @@ missing_add(uint64_t rid, struct member *from, uint64_t wait_ms)
 	struct missing *x = missing_find(rid);
 
 	if (x == NULL) {
+		uint64_t lag = lag_wait();
+
 		if (nmissing == GOSSIP_MISSING) {
 			pd_count(push_missing_dropped);
 			return;		/* anti-entropy will bring it */
@@ -571,7 +718,8 @@ missing_add(uint64_t rid, struct member *from, uint64_t wait_ms)
 		x = &missing[nmissing++];
 		memset(x, 0, sizeof(*x));
 		x->rid = rid;
-		x->due_ms = clock_mono_ms() + wait_ms;
+		x->first_ms = clock_mono_ms();
+		x->due_ms = x->first_ms + (lag > wait_ms ? lag : wait_ms);
 	}
 	for (uint32_t i = 0; i < x->nsrc; i++)
 		if (x->src[i] == from)
@@ -613,6 +761,8 @@ pt_graft_cb(evutil_socket_t fd, short ev, void *arg)
 				m = NULL;
 		}
 		if (m == NULL) {
+			if (x->nasked > 0)
+				grafted_add(x, x->asked[x->nasked - 1]);
 			missing_del(x);	/* nobody left: anti-entropy */
 			continue;
 		}
@@ -641,6 +791,12 @@ pt_graft_cb(evutil_socket_t fd, short ev, void *arg)
 		/* m pushes to us eagerly from now on: the tree mends. */
 		send_ids(m, FRAME_GRAFT, &x->rid, 1);
 		pd_count(push_grafts_sent);
+		trace_add("push", "graft %016llx to %s %llu ms after its first "
+		    "announcement (%u put off)", (unsigned long long)x->rid,
+		    m->name, (unsigned long long)(now - x->first_ms), x->waits);
+		x->graft_ms = now;
+		if (x->nasked < GOSSIP_MISSING_SRC)
+			x->asked[x->nasked++] = m;
 		x->due_ms = now + pd->conf.graft_ms;
 		if (next == 0 || x->due_ms < next)
 			next = x->due_ms;
@@ -757,6 +913,7 @@ recv_one_rumor(struct member *from, struct dcbor_rd *rd, uint64_t *dup)
 		pd_count(duplicates_dropped);
 		pd_count_add(push_duplicate_records,
 		    items_count(items, items_len));
+		grafted_copy(rid, from);
 		*dup |= 1ull << k;
 		return 0;
 	}
@@ -767,8 +924,11 @@ recv_one_rumor(struct member *from, struct dcbor_rd *rd, uint64_t *dup)
 	/* A copy that crossed our PRUNE in flight does not count. */
 	if (clock_mono_ms() - from->pt_prune_ms >= pd->conf.graft_ms)
 		from->pt_pruned &= ~(1ull << k);
-	if ((x = missing_find(rid)) != NULL)
+	if ((x = missing_find(rid)) != NULL) {
+		missing_arrived(x, from);
 		missing_del(x);
+	} else
+		grafted_copy(rid, from);
 	dcbor_rd_init(&ird, items, items_len);
 	if (gossip_apply_items(from, &ird) == -1)
 		return -1;
@@ -990,6 +1150,8 @@ pt_link_lost(struct member *m)
 		return;
 	send_ids(to, FRAME_GRAFT, ids, n);
 	pd_count(push_grafts_sent);
+	trace_add("push", "graft %zu trees from %s: the link to %s was their "
+	    "last way in", n, to->name, m->name);
 	to->pt_pruned &= ~mask;
 }
 
@@ -1065,6 +1227,12 @@ plumtree_init(void)
 	nmissing = 0;
 	cache_free();
 	memset(origins, 0, sizeof(origins));
+	memset(lags, 0, sizeof(lags));
+	lag_next = 0;
+	lag_wait_ms = lag_calc_ms = 0;
+	lag_dirty = false;
+	memset(grafted, 0, sizeof(grafted));
+	grafted_next = 0;
 }
 
 void
