@@ -173,12 +173,26 @@ quiet_pick(const struct member *not1)
 	return pick;
 }
 
-/* The link to drop: the quietest quiet one, else a random one. */
+/*
+ * The link to drop: the quietest quiet one, else the oldest that has
+ * heard nothing since its handshake yet (it may be about to go quiet; a
+ * link that carried frames is known to work), else a random one.
+ */
 static struct member *
 drop_pick(const struct member *not1)
 {
 	struct member *m = quiet_pick(not1);
 
+	if (m != NULL)
+		return m;
+	for (size_t i = 0; i < member_count(); i++) {
+		struct member *o = member_at(i);
+
+		if (o != not1 && o->link != NULL &&
+		    o->last_heard_ms <= o->view_up_ms && (m == NULL ||
+		    o->view_up_ms < m->view_up_ms))
+			m = o;
+	}
 	return m != NULL ? m : active_pick(not1, NULL);
 }
 
