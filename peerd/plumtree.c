@@ -117,6 +117,7 @@ struct missing {
 	uint64_t	 graft_ms;	/* our last GRAFT for it, 0 none */
 	struct member	*asked[GOSSIP_MISSING_SRC];	/* GRAFTed from */
 	uint32_t	 nasked;
+	bool		 ask;		/* in this turn's GRAFT to asked[last] */
 };
 
 /*
@@ -729,6 +730,51 @@ missing_add(uint64_t rid, struct member *from, uint64_t wait_ms)
 	graft_arm(x->due_ms);
 }
 
+/*
+ * The ids due this turn leave in one GRAFT frame per announcer (m pushes
+ * their origins to us eagerly from then on: the tree mends).  A tree cut
+ * while its writer is busy leaves every id announced during the
+ * --lazy-ms + --graft-ms of the repair missing at once; a frame for each
+ * cost a GRAFT and an answer per id (at 64 peers, hundreds per run).
+ */
+static void
+graft_send(uint64_t now)
+{
+	static uint64_t ids[GOSSIP_IHAVE_MAX];
+
+	for (size_t i = 0; i < nmissing; ) {
+		struct member *m;
+		uint64_t first_ms;
+		size_t n = 0;
+
+		if (!missing[i].ask) {
+			i++;		/* (else: more than a frame for m) */
+			continue;
+		}
+		m = missing[i].asked[missing[i].nasked - 1];
+		first_ms = missing[i].first_ms;
+		for (size_t j = i; j < nmissing; j++) {
+			struct missing *x = &missing[j];
+
+			if (!x->ask || x->asked[x->nasked - 1] != m)
+				continue;
+			x->ask = false;
+			ids[n++] = x->rid;
+			if (x->first_ms < first_ms)
+				first_ms = x->first_ms;
+			if (n == GOSSIP_IHAVE_MAX)
+				break;
+		}
+		send_ids(m, FRAME_GRAFT, ids, n);
+		pd_count(push_grafts_sent);
+		pd_count_add(push_graft_ids, n);
+		trace_add("push", "graft %016llx and %zu more to %s %llu ms "
+		    "after the first one's announcement",
+		    (unsigned long long)ids[0], n - 1, m->name,
+		    (unsigned long long)(now - first_ms));
+	}
+}
+
 static void
 pt_graft_cb(evutil_socket_t fd, short ev, void *arg)
 {
@@ -788,20 +834,19 @@ pt_graft_cb(evutil_socket_t fd, short ev, void *arg)
 			i++;
 			continue;
 		}
-		/* m pushes to us eagerly from now on: the tree mends. */
-		send_ids(m, FRAME_GRAFT, &x->rid, 1);
-		pd_count(push_grafts_sent);
-		trace_add("push", "graft %016llx to %s %llu ms after its first "
-		    "announcement (%u put off)", (unsigned long long)x->rid,
-		    m->name, (unsigned long long)(now - x->first_ms), x->waits);
+		/* Asked below, with the turn's other ids for m. */
+		x->ask = true;
 		x->graft_ms = now;
 		if (x->nasked < GOSSIP_MISSING_SRC)
 			x->asked[x->nasked++] = m;
+		else
+			x->asked[x->nasked - 1] = m;
 		x->due_ms = now + pd->conf.graft_ms;
 		if (next == 0 || x->due_ms < next)
 			next = x->due_ms;
 		i++;
 	}
+	graft_send(now);
 	if (next != 0)
 		graft_arm(next);
 }
@@ -1150,6 +1195,7 @@ pt_link_lost(struct member *m)
 		return;
 	send_ids(to, FRAME_GRAFT, ids, n);
 	pd_count(push_grafts_sent);
+	pd_count_add(push_graft_ids, n);
 	trace_add("push", "graft %zu trees from %s: the link to %s was their "
 	    "last way in", n, to->name, m->name);
 	to->pt_pruned &= ~mask;

@@ -735,6 +735,34 @@ START_TEST(graft_wait_follows_the_eager_lag)
 }
 END_TEST
 
+/*
+ * Ids that fall due together (announced in one IHAVE: a tree cut while
+ * its writer was busy) are asked for in one GRAFT frame per announcer,
+ * not one frame an id (the old code sent three here).
+ */
+START_TEST(due_ids_leave_in_one_graft)
+{
+	struct dcbor_buf buf;
+	bool has;
+
+	dcbor_buf_init(&buf);
+	dcbor_put_map(&buf, 1);
+	dcbor_put_cstr(&buf, "ids");
+	dcbor_put_array(&buf, 3);
+	for (uint32_t n = 0xd001; n <= 0xd005; n += 2)
+		dcbor_put_uint(&buf, rid_of(n));
+	recv_kind(b, FRAME_IHAVE, &buf);
+	for (int i = 0; i < 200 && pd_metrics.push_grafts_sent == 0; i++)
+		run_for(5);
+	for (uint32_t n = 0xd001; n <= 0xd005; n += 2) {
+		ck_assert_uint_eq(sent_to(b, FRAME_GRAFT, rid_of(n), &has), 1);
+		ck_assert(has);
+	}
+	ck_assert_uint_eq(pd_metrics.push_grafts_sent, 1);
+	ck_assert_uint_eq(pd_metrics.push_graft_ids, 3);
+}
+END_TEST
+
 START_TEST(batched_rumors_and_bounds)
 {
 	struct dcbor_buf buf;
@@ -806,6 +834,7 @@ plumtree_suite(void)
 	tcase_add_test(tc, graft_repairs_a_pruned_path);
 	tcase_add_test(tc, graft_waits_while_behind_its_input);
 	tcase_add_test(tc, graft_wait_follows_the_eager_lag);
+	tcase_add_test(tc, due_ids_leave_in_one_graft);
 	tcase_add_test(tc, ids_at_the_end_of_a_batch);
 	tcase_add_test(tc, ids_wait_from_their_own_queueing);
 	tcase_add_test(tc, batched_rumors_and_bounds);
