@@ -6,7 +6,8 @@
  * a RUMOR frame going that way); a missing id GRAFTs, a duplicate PRUNEs,
  * a lost way in GRAFTs at once.  Rumors for one link within --batch-ms
  * leave in one frame.  gossip.c dispatches the
- * frames here and owns anti-entropy; the records are the replica's.
+ * frames here and owns anti-entropy; the records are the replica's; the
+ * seen ids and the rumors kept for GRAFTs are rumorset.c's.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -22,89 +23,22 @@
 #include "member.h"
 #include "peerd.h"
 #include "plumtree.h"
+#include "rumorset.h"
 #include "stats.h"
 #include "trace.h"
 #include "xmalloc.h"
 
-/* Seen rumor ids: a FIFO ring for eviction plus an open-addressing set. */
-#define SEEN_SLOTS	(GOSSIP_SEEN * 4)
 #define GRAFT_WAITS	4	/* GRAFTs put off while behind the input */
 #define LAG_SAMPLES	64	/* eager copies' lags kept for the GRAFT wait */
 #define LAG_MAX		8	/* the wait is at most this x --graft-ms */
 #define GRAFTED_KEEP	256	/* grafted ids remembered to spot a late copy */
 
-static uint64_t		 seen_ring[GOSSIP_SEEN];
-static size_t		 seen_next;
-static uint64_t		 seen_set[SEEN_SLOTS];	/* 0 = empty */
-
 static struct dcbor_buf	 batch;		/* queued records, concatenated */
 static size_t		 batch_n;
 static struct event	*flush_ev;
 
-static bool
-seen_has(uint64_t rid)
-{
-	for (size_t i = rid % SEEN_SLOTS, n = 0; n < SEEN_SLOTS;
-	    i = (i + 1) % SEEN_SLOTS, n++) {
-		if (seen_set[i] == 0)
-			return false;
-		if (seen_set[i] == rid)
-			return true;
-	}
-	return false;
-}
-
-static void
-seen_del(uint64_t rid)
-{
-	size_t i = rid % SEEN_SLOTS, j;
-
-	while (seen_set[i] != rid) {
-		if (seen_set[i] == 0)
-			return;
-		i = (i + 1) % SEEN_SLOTS;
-	}
-	/* Backward-shift deletion keeps the probe chains whole. */
-	seen_set[i] = 0;
-	for (j = (i + 1) % SEEN_SLOTS; seen_set[j] != 0;
-	    j = (j + 1) % SEEN_SLOTS) {
-		uint64_t v = seen_set[j];
-		size_t home = v % SEEN_SLOTS;
-		bool move = i <= j ? (home <= i || home > j) :
-		    (home <= i && home > j);
-
-		if (move) {
-			seen_set[i] = v;
-			seen_set[j] = 0;
-			i = j;
-		}
-	}
-}
-
-static void
-seen_add(uint64_t rid)
-{
-	size_t i;
-
-	if (seen_ring[seen_next] != 0)
-		seen_del(seen_ring[seen_next]);
-	seen_ring[seen_next] = rid;
-	seen_next = (seen_next + 1) % GOSSIP_SEEN;
-	for (i = rid % SEEN_SLOTS; seen_set[i] != 0; i = (i + 1) % SEEN_SLOTS)
-		;
-	seen_set[i] = rid;
-}
-
 /* ---- Plumtree: eager rumors on tree edges, IHAVE on the rest ----------- */
 
-/* Recently forwarded rumors, to answer a GRAFT: a ring. */
-struct cached {
-	uint64_t	 rid;
-	uint64_t	 hops;
-	uint64_t	 origin;
-	uint8_t		*items;
-	size_t		 len;
-};
 
 /* Ids announced by IHAVE and not yet received: GRAFT when overdue. */
 struct missing {
@@ -137,8 +71,6 @@ static struct origin {
 	uint64_t	 last_rid;	/* its latest rumor we hold */
 } origins[GOSSIP_ORIGINS];
 
-static struct cached	 cache[GOSSIP_CACHE];
-static size_t		 cache_next, cache_bytes;
 static struct missing	 missing[GOSSIP_MISSING];
 static size_t		 nmissing;
 static struct event	*eager_ev, *lazy_ev, *graft_ev;
@@ -234,60 +166,6 @@ rumor_put(struct dcbor_buf *b, uint64_t rid, uint64_t hops, uint64_t origin,
 	dcbor_put_raw(b, items, len);
 	dcbor_put_cstr(b, "origin");
 	dcbor_put_uint(b, origin);
-}
-
-static void
-cache_add(uint64_t rid, uint64_t hops, uint64_t origin, const uint8_t *items,
-    size_t len)
-{
-	struct cached *c;
-
-	while (cache_bytes + len > GOSSIP_CACHE_BYTES && cache_bytes > 0) {
-		/* Drop the oldest until it fits. */
-		for (size_t i = 0; i < GOSSIP_CACHE; i++) {
-			c = &cache[(cache_next + i) % GOSSIP_CACHE];
-			if (c->items != NULL) {
-				cache_bytes -= c->len;
-				free(c->items);
-				c->items = NULL;
-				break;
-			}
-		}
-	}
-	if (len > GOSSIP_CACHE_BYTES)
-		return;
-	c = &cache[cache_next];
-	if (c->items != NULL) {
-		cache_bytes -= c->len;
-		free(c->items);
-	}
-	c->rid = rid;
-	c->hops = hops;
-	c->origin = origin;
-	c->items = xmalloc(len);
-	memcpy(c->items, items, len);
-	c->len = len;
-	cache_bytes += len;
-	cache_next = (cache_next + 1) % GOSSIP_CACHE;
-}
-
-static const struct cached *
-cache_find(uint64_t rid)
-{
-	for (size_t i = 0; i < GOSSIP_CACHE; i++)
-		if (cache[i].items != NULL && cache[i].rid == rid)
-			return &cache[i];
-	return NULL;
-}
-
-static void
-cache_free(void)
-{
-	for (size_t i = 0; i < GOSSIP_CACHE; i++) {
-		free(cache[i].items);
-		cache[i].items = NULL;
-	}
-	cache_next = cache_bytes = 0;
 }
 
 /* An IHAVE or GRAFT body, or a batch's ihave map: {"ids": [...]}. */
@@ -788,7 +666,7 @@ pt_graft_cb(evutil_socket_t fd, short ev, void *arg)
 		struct missing *x = &missing[i];
 		struct member *m = NULL;
 
-		if (seen_has(x->rid)) {
+		if (rumorset_seen(x->rid)) {
 			missing_del(x);
 			continue;
 		}
@@ -868,8 +746,8 @@ rumor_start(const uint8_t *recs, size_t len, size_t n, bool urgent)
 	dcbor_put_array(&items, n);
 	dcbor_put_raw(&items, recs, len);
 	rid = gossip_rid(items.data, items.len);
-	seen_add(rid);
-	cache_add(rid, pd->conf.hops, origin, items.data, items.len);
+	rumorset_mark(rid);
+	rumorset_keep(rid, pd->conf.hops, origin, items.data, items.len);
 	pt_broadcast(rid, pd->conf.hops, origin, items.data, items.len, NULL,
 	    urgent);
 	pd_count_add(records_batched, n);
@@ -954,7 +832,7 @@ recv_one_rumor(struct member *from, struct dcbor_rd *rd, uint64_t *dup)
 		return 0;
 	}
 	k = origin_slot(origin);
-	if (seen_has(rid)) {
+	if (rumorset_seen(rid)) {
 		pd_count(duplicates_dropped);
 		pd_count_add(push_duplicate_records,
 		    items_count(items, items_len));
@@ -962,7 +840,7 @@ recv_one_rumor(struct member *from, struct dcbor_rd *rd, uint64_t *dup)
 		*dup |= 1ull << k;
 		return 0;
 	}
-	seen_add(rid);
+	rumorset_mark(rid);
 	origins[k].prev = origins[k].first;
 	origins[k].first = from;
 	origins[k].last_rid = rid;
@@ -980,7 +858,7 @@ recv_one_rumor(struct member *from, struct dcbor_rd *rd, uint64_t *dup)
 	if (hops > GOSSIP_HOPS_MAX)
 		hops = GOSSIP_HOPS_MAX;
 	if (hops > 1) {
-		cache_add(rid, hops - 1, origin, items, items_len);
+		rumorset_keep(rid, hops - 1, origin, items, items_len);
 		pt_broadcast(rid, hops - 1, origin, items, items_len, from,
 		    false);
 	}
@@ -1030,7 +908,7 @@ ids_announced(struct member *from, const uint64_t *ids, size_t n,
 	uint64_t wait = pd->conf.graft_ms + (riding ? pd->conf.lazy_ms : 0);
 
 	for (size_t i = 0; i < n; i++)
-		if (!seen_has(ids[i]))
+		if (!rumorset_seen(ids[i]))
 			missing_add(ids[i], from, wait);
 }
 
@@ -1108,7 +986,7 @@ recv_graft(struct member *from, const uint8_t *body, size_t len)
 		return -1;
 	dcbor_buf_init(&map);
 	for (size_t i = 0; i < n; i++) {
-		const struct cached *c = cache_find(ids[i]);
+		const struct rumorset_rumor *c = rumorset_find(ids[i]);
 
 		if (c == NULL) {
 			lost = true;
@@ -1261,9 +1139,7 @@ void
 plumtree_init(void)
 {
 	/* A fresh start forgets the rumors of a previous one (tests re-init). */
-	memset(seen_ring, 0, sizeof(seen_ring));
-	memset(seen_set, 0, sizeof(seen_set));
-	seen_next = 0;
+	rumorset_reset();
 	dcbor_buf_init(&batch);
 	batch_n = 0;
 	flush_ev = event_new(pd->base, -1, 0, pt_flush, NULL);
@@ -1271,7 +1147,6 @@ plumtree_init(void)
 	lazy_ev = event_new(pd->base, -1, 0, pt_lazy_cb, NULL);
 	graft_ev = event_new(pd->base, -1, 0, pt_graft_cb, NULL);
 	nmissing = 0;
-	cache_free();
 	memset(origins, 0, sizeof(origins));
 	memset(lags, 0, sizeof(lags));
 	lag_next = 0;
@@ -1294,6 +1169,6 @@ plumtree_free(void)
 	if (graft_ev != NULL)
 		event_free(graft_ev);
 	flush_ev = eager_ev = lazy_ev = graft_ev = NULL;
-	cache_free();
+	rumorset_reset();
 	nmissing = 0;
 }
