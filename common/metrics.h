@@ -126,6 +126,8 @@ struct rusage;
 	X(push_ihave_piggybacked, "push.ihave_piggybacked")		\
 	X(push_grafts_sent,	"push.grafts_sent")			\
 	X(push_grafts_put_off,	"push.grafts_put_off")			\
+	X(push_grafts_late,	"push.grafts_late")			\
+	X(push_graft_ids,	"push.graft_ids")			\
 	X(push_grafts_answered,	"push.grafts_answered")			\
 	X(push_prunes_sent,	"push.prunes_sent")			\
 	X(push_prunes_received,	"push.prunes_received")			\

@@ -58,6 +58,7 @@ struct member {
 	bool			 view_disc;	/* closed by DISCONNECT */
 	bool			 view_joined;	/* sent its JOIN on this link */
 	uint64_t		 view_shuffle_ms; /* its SHUFFLE last answered */
+	uint64_t		 view_up_ms;	/* its link came up then */
 	/* broadcast (gossip.c, Plumtree) */
 	uint64_t		 pt_lazy;	/* origins (gossip.c slots) we push it ids for */
 	uint64_t		 pt_pruned;	/* origins for which we pruned it */

@@ -6,7 +6,8 @@
  * a RUMOR frame going that way); a missing id GRAFTs, a duplicate PRUNEs,
  * a lost way in GRAFTs at once.  Rumors for one link within --batch-ms
  * leave in one frame.  gossip.c dispatches the
- * frames here and owns anti-entropy; the records are the replica's.
+ * frames here and owns anti-entropy; the records are the replica's; the
+ * seen ids and the rumors kept for GRAFTs are rumorset.c's.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -22,86 +23,22 @@
 #include "member.h"
 #include "peerd.h"
 #include "plumtree.h"
+#include "rumorset.h"
 #include "stats.h"
 #include "trace.h"
 #include "xmalloc.h"
 
-/* Seen rumor ids: a FIFO ring for eviction plus an open-addressing set. */
-#define SEEN_SLOTS	(GOSSIP_SEEN * 4)
 #define GRAFT_WAITS	4	/* GRAFTs put off while behind the input */
-
-static uint64_t		 seen_ring[GOSSIP_SEEN];
-static size_t		 seen_next;
-static uint64_t		 seen_set[SEEN_SLOTS];	/* 0 = empty */
+#define LAG_SAMPLES	64	/* eager copies' lags kept for the GRAFT wait */
+#define LAG_MAX		8	/* the wait is at most this x --graft-ms */
+#define GRAFTED_KEEP	256	/* grafted ids remembered to spot a late copy */
 
 static struct dcbor_buf	 batch;		/* queued records, concatenated */
 static size_t		 batch_n;
 static struct event	*flush_ev;
 
-static bool
-seen_has(uint64_t rid)
-{
-	for (size_t i = rid % SEEN_SLOTS, n = 0; n < SEEN_SLOTS;
-	    i = (i + 1) % SEEN_SLOTS, n++) {
-		if (seen_set[i] == 0)
-			return false;
-		if (seen_set[i] == rid)
-			return true;
-	}
-	return false;
-}
-
-static void
-seen_del(uint64_t rid)
-{
-	size_t i = rid % SEEN_SLOTS, j;
-
-	while (seen_set[i] != rid) {
-		if (seen_set[i] == 0)
-			return;
-		i = (i + 1) % SEEN_SLOTS;
-	}
-	/* Backward-shift deletion keeps the probe chains whole. */
-	seen_set[i] = 0;
-	for (j = (i + 1) % SEEN_SLOTS; seen_set[j] != 0;
-	    j = (j + 1) % SEEN_SLOTS) {
-		uint64_t v = seen_set[j];
-		size_t home = v % SEEN_SLOTS;
-		bool move = i <= j ? (home <= i || home > j) :
-		    (home <= i && home > j);
-
-		if (move) {
-			seen_set[i] = v;
-			seen_set[j] = 0;
-			i = j;
-		}
-	}
-}
-
-static void
-seen_add(uint64_t rid)
-{
-	size_t i;
-
-	if (seen_ring[seen_next] != 0)
-		seen_del(seen_ring[seen_next]);
-	seen_ring[seen_next] = rid;
-	seen_next = (seen_next + 1) % GOSSIP_SEEN;
-	for (i = rid % SEEN_SLOTS; seen_set[i] != 0; i = (i + 1) % SEEN_SLOTS)
-		;
-	seen_set[i] = rid;
-}
-
 /* ---- Plumtree: eager rumors on tree edges, IHAVE on the rest ----------- */
 
-/* Recently forwarded rumors, to answer a GRAFT: a ring. */
-struct cached {
-	uint64_t	 rid;
-	uint64_t	 hops;
-	uint64_t	 origin;
-	uint8_t		*items;
-	size_t		 len;
-};
 
 /* Ids announced by IHAVE and not yet received: GRAFT when overdue. */
 struct missing {
@@ -110,6 +47,11 @@ struct missing {
 	struct member	*src[GOSSIP_MISSING_SRC];
 	uint32_t	 nsrc;
 	uint32_t	 waits;		/* put off while behind its input */
+	uint64_t	 first_ms;	/* its first announcement came then */
+	uint64_t	 graft_ms;	/* our last GRAFT for it, 0 none */
+	struct member	*asked[GOSSIP_MISSING_SRC];	/* GRAFTed from */
+	uint32_t	 nasked;
+	bool		 ask;		/* in this turn's GRAFT to asked[last] */
 };
 
 /*
@@ -129,12 +71,39 @@ static struct origin {
 	uint64_t	 last_rid;	/* its latest rumor we hold */
 } origins[GOSSIP_ORIGINS];
 
-static struct cached	 cache[GOSSIP_CACHE];
-static size_t		 cache_next, cache_bytes;
 static struct missing	 missing[GOSSIP_MISSING];
 static size_t		 nmissing;
 static struct event	*eager_ev, *lazy_ev, *graft_ev;
 static uint64_t		 graft_armed_ms;	/* graft_ev fires then */
+
+/*
+ * The GRAFT wait follows the eager copies' measured lag: for an id that
+ * was announced before its eager copy came, the time from the first
+ * announcement to that copy (a GRAFT's own answer is no sample).  The
+ * last LAG_SAMPLES lags of the last 20 x --graft-ms are kept; an id is
+ * GRAFTed after --graft-ms or, when longer, 1.5 x their 90th percentile
+ * (at most LAG_MAX x --graft-ms).  On a loaded host the eager path slows
+ * down and the wait with it, instead of every late copy costing a GRAFT,
+ * its answer and the PRUNE of the duplicate.
+ */
+static struct lag {
+	uint64_t	 at_ms;
+	uint64_t	 ms;
+} lags[LAG_SAMPLES];
+static size_t		 lag_next;
+static uint64_t		 lag_wait_ms, lag_calc_ms;
+static bool		 lag_dirty;
+
+/*
+ * Ids GRAFTed and then answered, or given up on (nobody left to ask): a
+ * ring, so that an eager copy coming after that still counts as late.
+ */
+static struct grafted {
+	uint64_t	 rid;
+	uint64_t	 first_ms;
+	struct member	*to;
+} grafted[GRAFTED_KEEP];
+static size_t		 grafted_next;
 
 /* Our rumors' origin: our node, the first 8 bytes of our id. */
 static uint64_t
@@ -197,60 +166,6 @@ rumor_put(struct dcbor_buf *b, uint64_t rid, uint64_t hops, uint64_t origin,
 	dcbor_put_raw(b, items, len);
 	dcbor_put_cstr(b, "origin");
 	dcbor_put_uint(b, origin);
-}
-
-static void
-cache_add(uint64_t rid, uint64_t hops, uint64_t origin, const uint8_t *items,
-    size_t len)
-{
-	struct cached *c;
-
-	while (cache_bytes + len > GOSSIP_CACHE_BYTES && cache_bytes > 0) {
-		/* Drop the oldest until it fits. */
-		for (size_t i = 0; i < GOSSIP_CACHE; i++) {
-			c = &cache[(cache_next + i) % GOSSIP_CACHE];
-			if (c->items != NULL) {
-				cache_bytes -= c->len;
-				free(c->items);
-				c->items = NULL;
-				break;
-			}
-		}
-	}
-	if (len > GOSSIP_CACHE_BYTES)
-		return;
-	c = &cache[cache_next];
-	if (c->items != NULL) {
-		cache_bytes -= c->len;
-		free(c->items);
-	}
-	c->rid = rid;
-	c->hops = hops;
-	c->origin = origin;
-	c->items = xmalloc(len);
-	memcpy(c->items, items, len);
-	c->len = len;
-	cache_bytes += len;
-	cache_next = (cache_next + 1) % GOSSIP_CACHE;
-}
-
-static const struct cached *
-cache_find(uint64_t rid)
-{
-	for (size_t i = 0; i < GOSSIP_CACHE; i++)
-		if (cache[i].items != NULL && cache[i].rid == rid)
-			return &cache[i];
-	return NULL;
-}
-
-static void
-cache_free(void)
-{
-	for (size_t i = 0; i < GOSSIP_CACHE; i++) {
-		free(cache[i].items);
-		cache[i].items = NULL;
-	}
-	cache_next = cache_bytes = 0;
 }
 
 /* An IHAVE or GRAFT body, or a batch's ihave map: {"ids": [...]}. */
@@ -554,9 +469,118 @@ graft_arm(uint64_t due_ms)
 	pt_arm(graft_ev, due_ms);
 }
 
+/* One eager copy's lag behind its first announcement. */
+static void
+lag_add(uint64_t ms)
+{
+	lags[lag_next].at_ms = clock_mono_ms();
+	lags[lag_next].ms = ms;
+	lag_next = (lag_next + 1) % LAG_SAMPLES;
+	lag_dirty = true;
+}
+
+static int
+u64_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The wait the eager copies' recent lags ask for (0: none recent). */
+static uint64_t
+lag_wait(void)
+{
+	uint64_t now = clock_mono_ms(), v[LAG_SAMPLES], max;
+	uint64_t horizon = 20u * (uint64_t)pd->conf.graft_ms;
+	size_t n = 0;
+
+	/* Recomputed on a new sample, or when samples may have aged out. */
+	if (!lag_dirty && now - lag_calc_ms < pd->conf.graft_ms)
+		return lag_wait_ms;
+	for (size_t i = 0; i < LAG_SAMPLES; i++)
+		if (lags[i].at_ms != 0 && now - lags[i].at_ms <= horizon)
+			v[n++] = lags[i].ms;
+	lag_wait_ms = 0;
+	if (n > 0) {
+		qsort(v, n, sizeof(v[0]), u64_cmp);
+		lag_wait_ms = v[(n * 9) / 10 < n ? (n * 9) / 10 : n - 1];
+		lag_wait_ms += lag_wait_ms / 2;
+		max = (uint64_t)LAG_MAX * pd->conf.graft_ms;
+		if (lag_wait_ms > max)
+			lag_wait_ms = max;
+	}
+	lag_calc_ms = now;
+	lag_dirty = false;
+	return lag_wait_ms;
+}
+
+/* Remember GRAFTed id x, last asked from m, for its late copy. */
+static void
+grafted_add(const struct missing *x, struct member *m)
+{
+	grafted[grafted_next].rid = x->rid;
+	grafted[grafted_next].first_ms = x->first_ms;
+	grafted[grafted_next].to = m;
+	grafted_next = (grafted_next + 1) % GRAFTED_KEEP;
+}
+
+/*
+ * The first copy of an id we were awaiting came from m.  A copy from
+ * another link than the one we GRAFTed was late, not lost (the GRAFT was
+ * for nothing); any copy but the GRAFT's answer is a lag sample.
+ */
+static void
+missing_arrived(struct missing *x, struct member *m)
+{
+	uint64_t now = clock_mono_ms();
+
+	for (uint32_t i = 0; i < x->nasked; i++) {
+		if (x->asked[i] != m)
+			continue;
+		grafted_add(x, m);
+		return;
+	}
+	if (x->nasked > 0) {
+		pd_count(push_grafts_late);
+		trace_add("push", "late %016llx from %s %llu ms after its "
+		    "first announcement, %llu after its graft",
+		    (unsigned long long)x->rid, m->name,
+		    (unsigned long long)(now - x->first_ms),
+		    (unsigned long long)(now - x->graft_ms));
+	}
+	lag_add(now - x->first_ms);
+}
+
+/*
+ * A copy of rid from m, a duplicate or a first one we no longer awaited:
+ * when we GRAFTed rid from another link, this is the eager copy, late.
+ */
+static void
+grafted_copy(uint64_t rid, const struct member *m)
+{
+	for (size_t i = 0; i < GRAFTED_KEEP; i++) {
+		struct grafted *g = &grafted[i];
+
+		if (g->rid != rid)
+			continue;
+		if (g->to != m) {
+			pd_count(push_grafts_late);
+			trace_add("push", "late %016llx from %s %llu ms after "
+			    "its first announcement, after its graft ended",
+			    (unsigned long long)rid, m->name,
+			    (unsigned long long)(clock_mono_ms() - g->first_ms));
+			lag_add(clock_mono_ms() - g->first_ms);
+			g->rid = 0;	/* one sample an id */
+		}
+		return;
+	}
+}
+
 /*
  * An announced id we lack: GRAFT from its first announcer when overdue,
- * wait_ms from now (the first announcement sets it).
+ * wait_ms from now or the eager copies' recent lag, whichever is longer
+ * (the first announcement sets it).
  */
 static void
 missing_add(uint64_t rid, struct member *from, uint64_t wait_ms)
@@ -564,6 +588,8 @@ missing_add(uint64_t rid, struct member *from, uint64_t wait_ms)
 	struct missing *x = missing_find(rid);
 
 	if (x == NULL) {
+		uint64_t lag = lag_wait();
+
 		if (nmissing == GOSSIP_MISSING) {
 			pd_count(push_missing_dropped);
 			return;		/* anti-entropy will bring it */
@@ -571,7 +597,8 @@ missing_add(uint64_t rid, struct member *from, uint64_t wait_ms)
 		x = &missing[nmissing++];
 		memset(x, 0, sizeof(*x));
 		x->rid = rid;
-		x->due_ms = clock_mono_ms() + wait_ms;
+		x->first_ms = clock_mono_ms();
+		x->due_ms = x->first_ms + (lag > wait_ms ? lag : wait_ms);
 	}
 	for (uint32_t i = 0; i < x->nsrc; i++)
 		if (x->src[i] == from)
@@ -579,6 +606,51 @@ missing_add(uint64_t rid, struct member *from, uint64_t wait_ms)
 	if (x->nsrc < GOSSIP_MISSING_SRC)
 		x->src[x->nsrc++] = from;
 	graft_arm(x->due_ms);
+}
+
+/*
+ * The ids due this turn leave in one GRAFT frame per announcer (m pushes
+ * their origins to us eagerly from then on: the tree mends).  A tree cut
+ * while its writer is busy leaves every id announced during the
+ * --lazy-ms + --graft-ms of the repair missing at once; a frame for each
+ * cost a GRAFT and an answer per id (at 64 peers, hundreds per run).
+ */
+static void
+graft_send(uint64_t now)
+{
+	static uint64_t ids[GOSSIP_IHAVE_MAX];
+
+	for (size_t i = 0; i < nmissing; ) {
+		struct member *m;
+		uint64_t first_ms;
+		size_t n = 0;
+
+		if (!missing[i].ask) {
+			i++;		/* (else: more than a frame for m) */
+			continue;
+		}
+		m = missing[i].asked[missing[i].nasked - 1];
+		first_ms = missing[i].first_ms;
+		for (size_t j = i; j < nmissing; j++) {
+			struct missing *x = &missing[j];
+
+			if (!x->ask || x->asked[x->nasked - 1] != m)
+				continue;
+			x->ask = false;
+			ids[n++] = x->rid;
+			if (x->first_ms < first_ms)
+				first_ms = x->first_ms;
+			if (n == GOSSIP_IHAVE_MAX)
+				break;
+		}
+		send_ids(m, FRAME_GRAFT, ids, n);
+		pd_count(push_grafts_sent);
+		pd_count_add(push_graft_ids, n);
+		trace_add("push", "graft %016llx and %zu more to %s %llu ms "
+		    "after the first one's announcement",
+		    (unsigned long long)ids[0], n - 1, m->name,
+		    (unsigned long long)(now - first_ms));
+	}
 }
 
 static void
@@ -594,7 +666,7 @@ pt_graft_cb(evutil_socket_t fd, short ev, void *arg)
 		struct missing *x = &missing[i];
 		struct member *m = NULL;
 
-		if (seen_has(x->rid)) {
+		if (rumorset_seen(x->rid)) {
 			missing_del(x);
 			continue;
 		}
@@ -613,6 +685,8 @@ pt_graft_cb(evutil_socket_t fd, short ev, void *arg)
 				m = NULL;
 		}
 		if (m == NULL) {
+			if (x->nasked > 0)
+				grafted_add(x, x->asked[x->nasked - 1]);
 			missing_del(x);	/* nobody left: anti-entropy */
 			continue;
 		}
@@ -638,14 +712,19 @@ pt_graft_cb(evutil_socket_t fd, short ev, void *arg)
 			i++;
 			continue;
 		}
-		/* m pushes to us eagerly from now on: the tree mends. */
-		send_ids(m, FRAME_GRAFT, &x->rid, 1);
-		pd_count(push_grafts_sent);
+		/* Asked below, with the turn's other ids for m. */
+		x->ask = true;
+		x->graft_ms = now;
+		if (x->nasked < GOSSIP_MISSING_SRC)
+			x->asked[x->nasked++] = m;
+		else
+			x->asked[x->nasked - 1] = m;
 		x->due_ms = now + pd->conf.graft_ms;
 		if (next == 0 || x->due_ms < next)
 			next = x->due_ms;
 		i++;
 	}
+	graft_send(now);
 	if (next != 0)
 		graft_arm(next);
 }
@@ -667,8 +746,8 @@ rumor_start(const uint8_t *recs, size_t len, size_t n, bool urgent)
 	dcbor_put_array(&items, n);
 	dcbor_put_raw(&items, recs, len);
 	rid = gossip_rid(items.data, items.len);
-	seen_add(rid);
-	cache_add(rid, pd->conf.hops, origin, items.data, items.len);
+	rumorset_mark(rid);
+	rumorset_keep(rid, pd->conf.hops, origin, items.data, items.len);
 	pt_broadcast(rid, pd->conf.hops, origin, items.data, items.len, NULL,
 	    urgent);
 	pd_count_add(records_batched, n);
@@ -753,29 +832,33 @@ recv_one_rumor(struct member *from, struct dcbor_rd *rd, uint64_t *dup)
 		return 0;
 	}
 	k = origin_slot(origin);
-	if (seen_has(rid)) {
+	if (rumorset_seen(rid)) {
 		pd_count(duplicates_dropped);
 		pd_count_add(push_duplicate_records,
 		    items_count(items, items_len));
+		grafted_copy(rid, from);
 		*dup |= 1ull << k;
 		return 0;
 	}
-	seen_add(rid);
+	rumorset_mark(rid);
 	origins[k].prev = origins[k].first;
 	origins[k].first = from;
 	origins[k].last_rid = rid;
 	/* A copy that crossed our PRUNE in flight does not count. */
 	if (clock_mono_ms() - from->pt_prune_ms >= pd->conf.graft_ms)
 		from->pt_pruned &= ~(1ull << k);
-	if ((x = missing_find(rid)) != NULL)
+	if ((x = missing_find(rid)) != NULL) {
+		missing_arrived(x, from);
 		missing_del(x);
+	} else
+		grafted_copy(rid, from);
 	dcbor_rd_init(&ird, items, items_len);
 	if (gossip_apply_items(from, &ird) == -1)
 		return -1;
 	if (hops > GOSSIP_HOPS_MAX)
 		hops = GOSSIP_HOPS_MAX;
 	if (hops > 1) {
-		cache_add(rid, hops - 1, origin, items, items_len);
+		rumorset_keep(rid, hops - 1, origin, items, items_len);
 		pt_broadcast(rid, hops - 1, origin, items, items_len, from,
 		    false);
 	}
@@ -825,7 +908,7 @@ ids_announced(struct member *from, const uint64_t *ids, size_t n,
 	uint64_t wait = pd->conf.graft_ms + (riding ? pd->conf.lazy_ms : 0);
 
 	for (size_t i = 0; i < n; i++)
-		if (!seen_has(ids[i]))
+		if (!rumorset_seen(ids[i]))
 			missing_add(ids[i], from, wait);
 }
 
@@ -903,7 +986,7 @@ recv_graft(struct member *from, const uint8_t *body, size_t len)
 		return -1;
 	dcbor_buf_init(&map);
 	for (size_t i = 0; i < n; i++) {
-		const struct cached *c = cache_find(ids[i]);
+		const struct rumorset_rumor *c = rumorset_find(ids[i]);
 
 		if (c == NULL) {
 			lost = true;
@@ -990,6 +1073,9 @@ pt_link_lost(struct member *m)
 		return;
 	send_ids(to, FRAME_GRAFT, ids, n);
 	pd_count(push_grafts_sent);
+	pd_count_add(push_graft_ids, n);
+	trace_add("push", "graft %zu trees from %s: the link to %s was their "
+	    "last way in", n, to->name, m->name);
 	to->pt_pruned &= ~mask;
 }
 
@@ -1053,9 +1139,7 @@ void
 plumtree_init(void)
 {
 	/* A fresh start forgets the rumors of a previous one (tests re-init). */
-	memset(seen_ring, 0, sizeof(seen_ring));
-	memset(seen_set, 0, sizeof(seen_set));
-	seen_next = 0;
+	rumorset_reset();
 	dcbor_buf_init(&batch);
 	batch_n = 0;
 	flush_ev = event_new(pd->base, -1, 0, pt_flush, NULL);
@@ -1063,8 +1147,13 @@ plumtree_init(void)
 	lazy_ev = event_new(pd->base, -1, 0, pt_lazy_cb, NULL);
 	graft_ev = event_new(pd->base, -1, 0, pt_graft_cb, NULL);
 	nmissing = 0;
-	cache_free();
 	memset(origins, 0, sizeof(origins));
+	memset(lags, 0, sizeof(lags));
+	lag_next = 0;
+	lag_wait_ms = lag_calc_ms = 0;
+	lag_dirty = false;
+	memset(grafted, 0, sizeof(grafted));
+	grafted_next = 0;
 }
 
 void
@@ -1080,6 +1169,6 @@ plumtree_free(void)
 	if (graft_ev != NULL)
 		event_free(graft_ev);
 	flush_ev = eager_ev = lazy_ev = graft_ev = NULL;
-	cache_free();
+	rumorset_reset();
 	nmissing = 0;
 }

@@ -121,6 +121,81 @@ active_pick(const struct member *not1, const uint8_t *not_id)
 	return pick;
 }
 
+/*
+ * A link heard from not at all for half the silence window (its idle PING
+ * went out a quarter window ago and has no answer), or that has heard
+ * nothing since its handshake for an eighth of it (both ends send a
+ * GROUP_AD at once): across a partition, or to a peer gone, or stopped.
+ * It is closed only at the end of the window, but a quiet
+ * link is dropped before any other, gives way to a new neighbour in a full
+ * view, and counts neither toward --active when the view fills nor against
+ * a NEIGHBOR's priority: a peer whose links all cross a partition would
+ * otherwise dial nobody until they close, and be refused by its own side's
+ * full views (full of links that cross the partition too), while random
+ * drops cut the few links it had on its side.
+ */
+static bool
+quiet(const struct member *m, uint64_t now)
+{
+	if (m->link == NULL || m->last_heard_ms == 0)
+		return false;
+	if (m->last_heard_ms <= m->view_up_ms)
+		return now - m->view_up_ms >= pd->conf.silence_ms / 8;
+	return now - m->last_heard_ms >= pd->conf.silence_ms / 2;
+}
+
+/* Links that are not quiet. */
+static size_t
+live_count(void)
+{
+	uint64_t now = clock_mono_ms();
+	size_t n = 0;
+
+	for (size_t i = 0; i < member_count(); i++)
+		n += member_at(i)->link != NULL && !quiet(member_at(i), now);
+	return n;
+}
+
+/* The quietest quiet link other than not1, or NULL. */
+static struct member *
+quiet_pick(const struct member *not1)
+{
+	uint64_t now = clock_mono_ms();
+	struct member *pick = NULL;
+
+	for (size_t i = 0; i < member_count(); i++) {
+		struct member *m = member_at(i);
+
+		if (m != not1 && quiet(m, now) && (pick == NULL ||
+		    m->last_heard_ms < pick->last_heard_ms))
+			pick = m;
+	}
+	return pick;
+}
+
+/*
+ * The link to drop: the quietest quiet one, else the oldest that has
+ * heard nothing since its handshake yet (it may be about to go quiet; a
+ * link that carried frames is known to work), else a random one.
+ */
+static struct member *
+drop_pick(const struct member *not1)
+{
+	struct member *m = quiet_pick(not1);
+
+	if (m != NULL)
+		return m;
+	for (size_t i = 0; i < member_count(); i++) {
+		struct member *o = member_at(i);
+
+		if (o != not1 && o->link != NULL &&
+		    o->last_heard_ms <= o->view_up_ms && (m == NULL ||
+		    o->view_up_ms < m->view_up_ms))
+			m = o;
+	}
+	return m != NULL ? m : active_pick(not1, NULL);
+}
+
 /* ---- the passive view -------------------------------------------------- */
 
 static struct vaddr *
@@ -481,7 +556,7 @@ static void
 view_fill(void)
 {
 	uint64_t now = clock_mono_ms();
-	size_t active = view_active_count();
+	size_t active = live_count();	/* quiet links are being replaced */
 	struct vaddr *pick;
 
 	while (active + ndials < pd->conf.active && ndials < VIEW_DIALS) {
@@ -537,6 +612,7 @@ view_link(struct member *m, bool up)
 		return;
 	}
 	m->view_disc = false;
+	m->view_up_ms = clock_mono_ms();
 	if ((v = passive_find(m->addr)) != NULL)
 		passive_del(v);
 	why = dial_take(m->addr);
@@ -548,20 +624,20 @@ view_link(struct member *m, bool up)
 		send_empty(m, FRAME_JOIN);
 		pd_count(view_join_sent);
 	} else if (why == DIAL_NEIGHBOR || why == DIAL_JOIN)
-		send_neighbor(m, view_active_count() == 1);
+		send_neighbor(m, live_count() == 1);
 	else if (why == DIAL_FORWARD)
 		send_neighbor(m, true);
 	else if (why == DIAL_SWAP) {
 		send_neighbor(m, false);
 		if (view_active_count() > pd->conf.active &&
-		    (o = active_pick(m, NULL)) != NULL)
+		    (o = drop_pick(m)) != NULL)
 			view_drop(o, "swapped for a passive peer");
 	}
 	joined = true;
 	send_group_ad(m);
 	/* Never more than the margin over --active, whoever dialed. */
 	while (view_active_count() > pd->conf.active + VIEW_MARGIN &&
-	    (o = active_pick(m, NULL)) != NULL)
+	    (o = drop_pick(m)) != NULL)
 		view_drop(o, "active view over its bound");
 }
 
@@ -577,7 +653,7 @@ recv_join(struct member *m)
 	m->view_joined = true;
 	pd_count(view_join_received);
 	while (view_active_count() > pd->conf.active + VIEW_MARGIN) {
-		struct member *o = active_pick(m, NULL);
+		struct member *o = drop_pick(m);
 
 		if (o == NULL)
 			break;
@@ -660,13 +736,15 @@ recv_neighbor(struct member *m, const uint8_t *body, size_t len)
 	    dcbor_get_bool(&rd, &prio) == -1 || dcbor_left(&rd) != 0)
 		return -1;
 	pd_count(view_neighbor_received);
-	if (!prio && view_active_count() > pd->conf.active + VIEW_MARGIN) {
+	/* A full view refuses, unless a quiet link can give way. */
+	if (!prio && view_active_count() > pd->conf.active + VIEW_MARGIN &&
+	    quiet_pick(m) == NULL) {
 		pd_count(view_neighbor_refused);
 		view_drop(m, "neighbor refused: active view full");
 		return 0;
 	}
 	while (view_active_count() > pd->conf.active + VIEW_MARGIN) {
-		struct member *o = active_pick(m, NULL);
+		struct member *o = drop_pick(m);
 
 		if (o == NULL)
 			break;
@@ -877,7 +955,7 @@ view_tick(void)
 	}
 	/* Trim back to the bound, then fill from the passive view. */
 	while (view_active_count() > pd->conf.active + VIEW_MARGIN &&
-	    (m = active_pick(NULL, NULL)) != NULL)
+	    (m = drop_pick(NULL)) != NULL)
 		view_drop(m, "active view over its bound");
 	view_fill();
 	view_probe();

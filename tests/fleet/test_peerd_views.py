@@ -3,7 +3,8 @@
 the views stay within their bounds and form one connected overlay, every
 write reaches every peer through the broadcast tree, a relay killed in the
 middle of a write burst is routed around (every acknowledged write reaches
-every live peer and the views refill), and a partition heals."""
+every live peer and the views refill), a partition heals, and a peer
+whose links all cross a partition refills its view from its own side."""
 import collections
 
 from fleet import Fleet, run, wait_until
@@ -117,7 +118,37 @@ def test_partition_heals_on_partial_views():
         wait_until(lambda: views_ok(peers), 30, "one overlay again")
 
 
+def test_a_peer_cut_off_from_its_side_refills_from_it():
+    """The partition test's worst case, built on purpose: one peer whose
+    links all cross the partition.  Its links across still come up (the
+    handshake is not cut) and go quiet; it must find its own side, and be
+    let in by that side's full views, to hold the writes made there."""
+    with Fleet(extra=FAST) as f:
+        peers = start_partial(f, N)
+        x = peers[-1]
+        nb = links_of(peers)[x.peer_id]
+        own = [p for p in peers if p is not x and p.peer_id not in nb]
+        right = [x] + own[:N // 2 - 1]
+        left = [p for p in peers if p not in right]
+        assert len(right) == N // 2 and nb <= {p.peer_id for p in left}
+        for p in left:
+            p.call("fault", partition=[q.peer_id for q in right])
+        for p in right:
+            p.call("fault", partition=[q.peer_id for q in left])
+        b = {right[1].call("write", type="c#v1", fields={"i": i})["id"]
+             for i in range(10)}
+        wait_until(lambda: have_all(right, "c#v1", b), 15,
+                   "the cut-off peer and its side")
+        rids = {p.peer_id for p in right}
+        wait_until(lambda: links_of([x])[x.peer_id] & rids, 15,
+                   "a link from the cut-off peer to its own side")
+        for p in peers:
+            p.call("fault", clear=True)
+        wait_until(lambda: views_ok(peers), 30, "one overlay again")
+
+
 if __name__ == "__main__":
     run([test_views_bounded_connected_and_deliver,
          test_relay_killed_mid_burst_is_routed_around,
-         test_partition_heals_on_partial_views])
+         test_partition_heals_on_partial_views,
+         test_a_peer_cut_off_from_its_side_refills_from_it])

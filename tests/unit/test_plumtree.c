@@ -668,6 +668,101 @@ START_TEST(ids_wait_from_their_own_queueing)
 }
 END_TEST
 
+/*
+ * The GRAFT wait follows the eager copies' lag.  Copies that come well
+ * after their announcement (here 10 x --graft-ms: first after a GRAFT to
+ * the announcer went unanswered, once after the GRAFT's answer) are
+ * counted late (push.grafts_late) and lengthen the wait: the next id
+ * announced is not GRAFTed before its eager copy arrives.  A truly lost
+ * copy is still GRAFTed, once the longer wait (at most 8 x --graft-ms)
+ * has passed.  On code with a fixed wait the GRAFT goes at --graft-ms.
+ */
+START_TEST(graft_wait_follows_the_eager_lag)
+{
+	uint64_t lag = 10u * pd->conf.graft_ms, sent;
+	struct dcbor_buf buf;
+	bool has;
+
+	/* Late after an unanswered GRAFT: the eager copy from a comes. */
+	for (uint32_t n = 0xc001; n <= 0xc00b; n += 2) {
+		ids(&buf, rid_of(n));
+		recv_kind(b, FRAME_IHAVE, &buf);
+		run_for((unsigned)lag);
+		rumor(&buf, n);
+		recv_kind(a, FRAME_RUMOR, &buf);
+	}
+	ck_assert_uint_ge(pd_metrics.push_grafts_sent, 1);
+	ck_assert_uint_eq(pd_metrics.push_grafts_late,
+	    pd_metrics.push_grafts_sent);
+	/* Late after the GRAFT's answer: the eager copy is a duplicate. */
+	fake_link_clear();
+	ids(&buf, rid_of(0xc101));
+	recv_kind(b, FRAME_IHAVE, &buf);
+	for (int i = 0; i < 200 && sent_to(b, FRAME_GRAFT, rid_of(0xc101),
+	    &has) == 0; i++)
+		run_for(5);
+	ck_assert_uint_eq(sent_to(b, FRAME_GRAFT, rid_of(0xc101), &has), 1);
+	ck_assert(has);
+	sent = pd_metrics.push_grafts_late;
+	rumor(&buf, 0xc101);
+	recv_kind(b, FRAME_RUMOR, &buf);	/* the answer */
+	ck_assert_uint_eq(pd_metrics.push_grafts_late, sent);
+	rumor(&buf, 0xc101);
+	recv_kind(a, FRAME_RUMOR, &buf);	/* the eager copy, late */
+	ck_assert_uint_eq(pd_metrics.push_grafts_late, sent + 1);
+
+	/* Now the wait covers the lag: no GRAFT before the copy comes. */
+	sent = pd_metrics.push_grafts_sent;
+	fake_link_clear();
+	ids(&buf, rid_of(0xc201));
+	recv_kind(b, FRAME_IHAVE, &buf);
+	run_for(2 * pd->conf.graft_ms);
+	ck_assert_uint_eq(sent_to(b, FRAME_GRAFT, rid_of(0xc201), &has), 0);
+	rumor(&buf, 0xc201);
+	recv_kind(a, FRAME_RUMOR, &buf);
+	run_for((unsigned)lag);
+	ck_assert_uint_eq(pd_metrics.push_grafts_sent, sent);
+
+	/* A copy that never comes is GRAFTed all the same. */
+	fake_link_clear();
+	ids(&buf, rid_of(0xc301));
+	recv_kind(b, FRAME_IHAVE, &buf);
+	for (int i = 0; i < 100 && sent_to(b, FRAME_GRAFT, rid_of(0xc301),
+	    &has) == 0; i++)
+		run_for(pd->conf.graft_ms);
+	ck_assert_uint_eq(sent_to(b, FRAME_GRAFT, rid_of(0xc301), &has), 1);
+	ck_assert(has);
+}
+END_TEST
+
+/*
+ * Ids that fall due together (announced in one IHAVE: a tree cut while
+ * its writer was busy) are asked for in one GRAFT frame per announcer,
+ * not one frame an id (the old code sent three here).
+ */
+START_TEST(due_ids_leave_in_one_graft)
+{
+	struct dcbor_buf buf;
+	bool has;
+
+	dcbor_buf_init(&buf);
+	dcbor_put_map(&buf, 1);
+	dcbor_put_cstr(&buf, "ids");
+	dcbor_put_array(&buf, 3);
+	for (uint32_t n = 0xd001; n <= 0xd005; n += 2)
+		dcbor_put_uint(&buf, rid_of(n));
+	recv_kind(b, FRAME_IHAVE, &buf);
+	for (int i = 0; i < 200 && pd_metrics.push_grafts_sent == 0; i++)
+		run_for(5);
+	for (uint32_t n = 0xd001; n <= 0xd005; n += 2) {
+		ck_assert_uint_eq(sent_to(b, FRAME_GRAFT, rid_of(n), &has), 1);
+		ck_assert(has);
+	}
+	ck_assert_uint_eq(pd_metrics.push_grafts_sent, 1);
+	ck_assert_uint_eq(pd_metrics.push_graft_ids, 3);
+}
+END_TEST
+
 START_TEST(batched_rumors_and_bounds)
 {
 	struct dcbor_buf buf;
@@ -738,6 +833,8 @@ plumtree_suite(void)
 	tcase_add_test(tc, a_lost_tree_node_is_routed_around);
 	tcase_add_test(tc, graft_repairs_a_pruned_path);
 	tcase_add_test(tc, graft_waits_while_behind_its_input);
+	tcase_add_test(tc, graft_wait_follows_the_eager_lag);
+	tcase_add_test(tc, due_ids_leave_in_one_graft);
 	tcase_add_test(tc, ids_at_the_end_of_a_batch);
 	tcase_add_test(tc, ids_wait_from_their_own_queueing);
 	tcase_add_test(tc, batched_rumors_and_bounds);
