@@ -55,7 +55,9 @@ struct rusage;
 	X(claim_acks_unroutable, "claims.acks_unroutable")		\
 	X(claim_acks_forged,	"claims.acks_forged")			\
 	X(sig_failures,		"frames.signature_failures")		\
+	X(mac_failures,		"frames.mac_failures")			\
 	X(links_up,		"links.up")				\
+	X(links_keyed,		"links.keyed")				\
 	X(links_down,		"links.down")				\
 	X(control_requests,	"control.requests")			\
 	X(control_errors,	"control.errors")			\
