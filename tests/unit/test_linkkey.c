@@ -7,10 +7,8 @@
  * opens; a flipped byte anywhere in a MAC'd frame is refused; a frame
  * MAC'd by a third party, or one replayed from another link, is refused;
  * a MAC frame on a link without keys is refused with its own code.
- * With FRAME_SEED_DIR set it also writes fuzz_frame's keyed seeds.
  */
 #include <check.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -65,6 +63,16 @@ end_derive(struct end *e, const struct end *peer, const uint8_t *their_kx)
 	return 0;
 }
 
+/* A (seed 00 ..) and B (seed 20 ..) with a keyed link between them. */
+static void
+pair_new(struct end *a, struct end *b)
+{
+	end_new(a, 0x00);
+	end_new(b, 0x20);
+	ck_assert_int_eq(end_derive(a, b, b->eph.pub), 0);
+	ck_assert_int_eq(end_derive(b, a, a->eph.pub), 0);
+}
+
 /* A MAC'd PING from 'from' to 'to' (length prefix included) into out. */
 static void
 mac_ping(struct dcbor_buf *out, const struct end *from, const struct end *to,
@@ -93,10 +101,7 @@ START_TEST(both_ends_agree)
 	struct dcbor_buf out;
 	struct frame f;
 
-	end_new(&a, 0x00);
-	end_new(&b, 0x20);
-	ck_assert_int_eq(end_derive(&a, &b, b.eph.pub), 0);
-	ck_assert_int_eq(end_derive(&b, &a, a.eph.pub), 0);
+	pair_new(&a, &b);
 	/* One key per direction: A's sending key is B's receiving key. */
 	ck_assert_mem_eq(a.tx, b.rx, LINKKEY_LEN);
 	ck_assert_mem_eq(a.rx, b.tx, LINKKEY_LEN);
@@ -189,10 +194,7 @@ START_TEST(flipped_bits_refused)
 	struct frame f;
 	size_t n;
 
-	end_new(&a, 0x00);
-	end_new(&b, 0x20);
-	ck_assert_int_eq(end_derive(&a, &b, b.eph.pub), 0);
-	ck_assert_int_eq(end_derive(&b, &a, a.eph.pub), 0);
+	pair_new(&a, &b);
 	dcbor_buf_init(&out);
 	mac_ping(&out, &a, &b, 1796000000000ull);
 	n = out.len - FRAME_LEN_PREFIX;
@@ -229,13 +231,10 @@ START_TEST(third_party_and_replay_refused)
 	struct hlc_stamp st = { 1796000000000ull, 0, 0 };
 	static const uint8_t body[] = { 0xf6 };
 
-	end_new(&a, 0x00);
-	end_new(&b, 0x20);
+	pair_new(&a, &b);
 	end_new(&c, 0x40);
 	/* B's second connection (to C): same identity, its own ephemeral. */
 	end_new(&b2, 0x20);
-	ck_assert_int_eq(end_derive(&a, &b, b.eph.pub), 0);
-	ck_assert_int_eq(end_derive(&b, &a, a.eph.pub), 0);
 	ck_assert_int_eq(end_derive(&c, &b2, b2.eph.pub), 0);
 	ck_assert_int_eq(end_derive(&b2, &c, c.eph.pub), 0);
 	dcbor_buf_init(&out);
@@ -283,10 +282,7 @@ START_TEST(unkeyed_and_shapes)
 	const uint8_t *p;
 	size_t n;
 
-	end_new(&a, 0x00);
-	end_new(&b, 0x20);
-	ck_assert_int_eq(end_derive(&a, &b, b.eph.pub), 0);
-	ck_assert_int_eq(end_derive(&b, &a, a.eph.pub), 0);
+	pair_new(&a, &b);
 	dcbor_buf_init(&out);
 	mac_ping(&out, &a, &b, 1796000000000ull);
 	p = out.data + FRAME_LEN_PREFIX;
@@ -369,68 +365,6 @@ START_TEST(unkeyed_and_shapes)
 }
 END_TEST
 
-/* The fixed fuzz key of fuzz_frame's keyed modes: 32 bytes of 0x42. */
-static void
-write_seed(const char *dir, const char *name, uint8_t mode,
-    const uint8_t *p, size_t n)
-{
-	char path[4096];
-	FILE *fp;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	ck_assert_ptr_nonnull(fp = fopen(path, "wb"));
-	fputc(mode, fp);
-	fwrite(p, 1, n, fp);
-	ck_assert_int_eq(fclose(fp), 0);
-}
-
-/*
- * With FRAME_SEED_DIR set, fuzz_frame's keyed seeds: MAC'd frames under
- * the fuzz key (mode 2 a stream, mode 3 one frame), from alice's seed as
- * fuzz_frame's peer (identity seed 00 01 .. 1f).
- */
-START_TEST(write_fuzz_seeds)
-{
-	const char *dir = getenv("FRAME_SEED_DIR");
-	struct identity id;
-	struct linkkey_mac mac;
-	struct dcbor_buf out;
-	uint8_t seed[IDENTITY_SEED_LEN], key[LINKKEY_LEN], to[IDENTITY_ID_LEN];
-	struct hlc_stamp st = { 1700000000000ull, 1, 0 };
-	static const uint8_t body[] = { 0xa1, 0x63, 's', 'e', 'q', 0x01 };
-	size_t one;
-
-	if (dir == NULL || *dir == '\0')
-		return;
-	for (size_t i = 0; i < sizeof(seed); i++)
-		seed[i] = (uint8_t)i;
-	ck_assert_int_eq(identity_from_seed(&id, seed), 0);
-	memset(key, 0x42, sizeof(key));
-	memset(to, 0x24, sizeof(to));
-	ck_assert_int_eq(linkkey_mac_init(&mac, key), 0);
-	st.node = id.node;
-	dcbor_buf_init(&out);
-	ck_assert_int_eq(frame_encode_mac(&out, &id, &mac, FRAME_PING, "fleet",
-	    to, &st, body, sizeof(body), 0, FRAME_MAX_DEFAULT), 0);
-	one = out.len;
-	write_seed(dir, "one_mac_ping", 3, out.data + FRAME_LEN_PREFIX,
-	    one - FRAME_LEN_PREFIX);
-	st.logical++;
-	ck_assert_int_eq(frame_encode_mac(&out, &id, &mac, FRAME_BLOCK, "fleet",
-	    to, &st, body, sizeof(body), 4, FRAME_MAX_DEFAULT), 0);
-	dcbor_put_raw(&out, (const uint8_t *)"data", 4);
-	write_seed(dir, "one_mac_block_data", 3, out.data + one +
-	    FRAME_LEN_PREFIX, out.len - one - FRAME_LEN_PREFIX);
-	st.logical++;
-	ck_assert_int_eq(frame_encode(&out, &id, FRAME_PING, "fleet", to, &st,
-	    body, sizeof(body), FRAME_MAX_DEFAULT), 0);
-	write_seed(dir, "stream_mac_block_signed", 2, out.data, out.len);
-	dcbor_buf_free(&out);
-	linkkey_mac_free(&mac);
-	identity_free(&id);
-}
-END_TEST
-
 static Suite *
 linkkey_suite(void)
 {
@@ -442,7 +376,6 @@ linkkey_suite(void)
 	tcase_add_test(tc, flipped_bits_refused);
 	tcase_add_test(tc, third_party_and_replay_refused);
 	tcase_add_test(tc, unkeyed_and_shapes);
-	tcase_add_test(tc, write_fuzz_seeds);
 	suite_add_tcase(s, tc);
 	return s;
 }
