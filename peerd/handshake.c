@@ -67,42 +67,62 @@ handshake_send(struct link *l, const uint8_t *echo, size_t echo_len)
 	dcbor_buf_free(&b);
 }
 
+/* A hello's keys, in canonical order ("kx" is the optional one). */
+static const char *const hello_keys[] = { "kx", "addr", "echo", "name",
+    "nonce" };
+#define HELLO_KX	0
+#define HELLO_NKEYS	5
+
 int
 handshake_parse(const uint8_t *p, size_t len, struct link_hello *h)
 {
 	struct dcbor_rd rd;
 	uint64_t n;
+	unsigned int seen = 0;
 
 	memset(h, 0, sizeof(*h));
 	dcbor_rd_init(&rd, p, len);
-	if (dcbor_get_map(&rd, &n) == -1 || n < 4 || n > 5)
+	if (dcbor_get_map(&rd, &n) == -1 || n < HELLO_NKEYS - 1 ||
+	    n > HELLO_NKEYS)
 		return -1;
 	for (uint64_t i = 0; i < n; i++) {
 		const char *k;
 		size_t klen;
+		int key = -1, rc;
 
 		if (dcbor_get_text(&rd, &k, &klen) == -1)
 			return -1;
-		if (dcbor_text_is(k, klen, "addr")) {
-			if (dcbor_get_cstr(&rd, h->addr, sizeof(h->addr)) == -1)
-				return -1;
-		} else if (dcbor_text_is(k, klen, "name")) {
-			if (dcbor_get_cstr(&rd, h->name, sizeof(h->name)) == -1)
-				return -1;
-		} else if (dcbor_text_is(k, klen, "echo")) {
-			if (dcbor_get_bytes(&rd, &h->echo, &h->echo_len) == -1)
-				return -1;
-		} else if (dcbor_text_is(k, klen, "nonce")) {
-			if (dcbor_get_bytes(&rd, &h->nonce, &h->nonce_len) == -1)
-				return -1;
-		} else if (dcbor_text_is(k, klen, "kx") && h->kx == NULL) {
-			if (dcbor_get_bytes(&rd, &h->kx, &h->kx_len) == -1 ||
-			    h->kx_len != LINKKEY_PUB_LEN)
-				return -1;
-		} else
+		for (int j = 0; j < HELLO_NKEYS; j++)
+			if (dcbor_text_is(k, klen, hello_keys[j]))
+				key = j;
+		/* Every key once: a missing one is not a default. */
+		if (key == -1 || (seen & (1u << key)) != 0)
+			return -1;
+		seen |= 1u << key;
+		switch (key) {
+		case HELLO_KX:
+			rc = dcbor_get_bytes(&rd, &h->kx, &h->kx_len);
+			if (rc == 0 && h->kx_len != LINKKEY_PUB_LEN)
+				rc = -1;
+			break;
+		case 1:
+			rc = dcbor_get_cstr(&rd, h->addr, sizeof(h->addr));
+			break;
+		case 2:
+			rc = dcbor_get_bytes(&rd, &h->echo, &h->echo_len);
+			break;
+		case 3:
+			rc = dcbor_get_cstr(&rd, h->name, sizeof(h->name));
+			break;
+		default:
+			rc = dcbor_get_bytes(&rd, &h->nonce, &h->nonce_len);
+			break;
+		}
+		if (rc == -1)
 			return -1;
 	}
-	if (h->nonce_len != LINK_HELLO_NONCE || (n == 5 && h->kx == NULL) ||
+	if ((seen | 1u << HELLO_KX) != (1u << HELLO_NKEYS) - 1 ||
+	    h->nonce_len != LINK_HELLO_NONCE ||
 	    (h->echo_len != 0 && h->echo_len != LINK_HELLO_NONCE))
 		return -1;
 	return dcbor_left(&rd) == 0 ? 0 : -1;

@@ -11,8 +11,8 @@ library) agrees keys with a peer, sends MAC'd frames it answers, and reads
 MAC'd answers that check under its own derivation.  Then each bad input
 closes the link and is counted: a flipped MAC (frames.bad.bad_mac and
 frames.mac_failures), a MAC frame before UP or on a link without keys
-(frames.bad.unkeyed_mac), a malformed kx or a proof whose kx is not its
-hello's (handshake.failed.bad_hello).  TLS links offer no key."""
+(frames.bad.unkeyed_mac), a malformed kx, a hello missing a key, or a
+proof whose kx is not its hello's (handshake.failed.bad_hello).  TLS links offer no key."""
 import hashlib
 import hmac
 import os
@@ -240,13 +240,22 @@ def test_refusals():
         assert w.closed()
         wait_until(lambda: counters(a)["handshake.failed"]["bad_hello"] == 1,
                    10, "bad_hello for a 31-byte kx")
+        # A hello with kx but without name (four keys, one missing: found
+        # by fuzz_hello; a missing key is never a default).
+        w = KxWire(a.addr)
+        w.read_hello()
+        w.send(HELLO, {"kx": w.kx, "addr": "127.0.0.1:1", "echo": b"",
+                       "nonce": w.nonce})
+        assert w.closed()
+        wait_until(lambda: counters(a)["handshake.failed"]["bad_hello"] == 2,
+                   10, "bad_hello for a hello without name")
         # A proof whose kx is not its hello's.
         w = KxWire(a.addr)
         w.read_hello()
         w.hello()
         w.hello(echo=w.peer["body"]["nonce"], kx=os.urandom(32))
         assert w.closed()
-        wait_until(lambda: counters(a)["handshake.failed"]["bad_hello"] == 2,
+        wait_until(lambda: counters(a)["handshake.failed"]["bad_hello"] == 3,
                    10, "bad_hello for a proof with another kx")
         assert counters(a)["links.keyed"] == 0
 
