@@ -18,6 +18,14 @@
  * decode_verify goes through identity_verify's cache of parsed keys, as
  * every frame from a known sender does; it also pays SHA-256 of the key
  * (from == SHA-256(key)) and the two-pass decode.
+ *
+ * The MAC'd frame of a keyed TCP link (docs/protocol.md section 2):
+ * encode_mac (frame_encode_mac, HMAC-SHA256 of the same envelope under a
+ * direction key) and decode_mac (frame_open_keyed: the decode, the MAC
+ * check, from == the link's peer), each against the raw Ed25519 row it
+ * replaces; hop_sig (encode_sign then decode_verify: one frame's whole
+ * cost over one hop, sender and receiver) and hop_mac (encode_mac then
+ * decode_mac), the latter against the former.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +37,7 @@
 #include "frame.h"
 #include "hlc.h"
 #include "identity.h"
+#include "linkkey.h"
 
 struct frame_state {
 	struct identity		 ident;
@@ -41,6 +50,9 @@ struct frame_state {
 	uint8_t			*env;	/* a copy of its envelope bytes */
 	size_t			 env_len;
 	uint8_t			 sig[IDENTITY_SIG_LEN];
+	struct linkkey_mac	 mac;	/* a direction key, for the mac rows */
+	uint8_t			*mwire;	/* the same frame MAC'd, no prefix */
+	size_t			 mwire_len;
 	/* the raw rows: their own key objects and context, as Crypto's */
 	EVP_PKEY		*priv;
 	EVP_PKEY		*pub;
@@ -57,6 +69,8 @@ frame_teardown(void *state)
 	dcbor_buf_free(&st->out);
 	free(st->wire);
 	free(st->env);
+	free(st->mwire);
+	linkkey_mac_free(&st->mac);
 	EVP_PKEY_free(st->priv);
 	EVP_PKEY_free(st->pub);
 	EVP_MD_CTX_free(st->mctx);
@@ -104,6 +118,22 @@ frame_setup(void **state, size_t param)
 	memcpy(st->env, f.env, f.env_len);
 	memcpy(st->sig, f.sig, IDENTITY_SIG_LEN);
 
+	bench_fill(seed, sizeof(seed), 24);	/* the direction key */
+	dcbor_buf_reset(&st->out);
+	if (linkkey_mac_init(&st->mac, seed) == -1 ||
+	    frame_encode_mac(&st->out, &st->ident, &st->mac, FRAME_RUMOR,
+	    "bench-group", st->to, &st->stamp, st->body.data, st->body.len, 0,
+	    FRAME_MAX_DEFAULT) == -1)
+		return -1;
+	st->mwire_len = st->out.len - FRAME_LEN_PREFIX;
+	if ((st->mwire = malloc(st->mwire_len)) == NULL)
+		return -1;
+	memcpy(st->mwire, st->out.data + FRAME_LEN_PREFIX, st->mwire_len);
+	if (frame_open_keyed(st->mwire, st->mwire_len, &f, st->ident.id,
+	    &st->mac) != FRAME_OK)
+		return -1;
+	bench_fill(seed, sizeof(seed), 21);
+
 	st->priv = EVP_PKEY_new_raw_private_key(EVP_PKEY_ED25519, NULL, seed,
 	    sizeof(seed));
 	st->pub = EVP_PKEY_new_raw_public_key(EVP_PKEY_ED25519, NULL,
@@ -147,6 +177,57 @@ run_decode_verify(void *state, uint64_t n)
 	}
 	bench_consume(acc);
 	return 0;
+}
+
+static int
+run_encode_mac(void *state, uint64_t n)
+{
+	struct frame_state *st = state;
+	uint64_t acc = 0;
+
+	for (uint64_t i = 0; i < n; i++) {
+		dcbor_buf_reset(&st->out);
+		if (frame_encode_mac(&st->out, &st->ident, &st->mac,
+		    FRAME_RUMOR, "bench-group", st->to, &st->stamp,
+		    st->body.data, st->body.len, 0, FRAME_MAX_DEFAULT) == -1)
+			return -1;
+		acc += st->out.data[st->out.len - 1];
+	}
+	bench_consume(acc);
+	return 0;
+}
+
+static int
+run_decode_mac(void *state, uint64_t n)
+{
+	struct frame_state *st = state;
+	struct frame f;
+	uint64_t acc = 0;
+
+	for (uint64_t i = 0; i < n; i++) {
+		bench_escape(st->mwire);
+		if (frame_open_keyed(st->mwire, st->mwire_len, &f,
+		    st->ident.id, &st->mac) != FRAME_OK)
+			return -1;
+		acc += f.body_len;
+	}
+	bench_consume(acc);
+	return 0;
+}
+
+/* One frame over one hop, signed: the sender's encode, the receiver's open. */
+static int
+run_hop_sig(void *state, uint64_t n)
+{
+	return run_encode_sign(state, n) == -1 ? -1 :
+	    run_decode_verify(state, n);
+}
+
+/* The same, MAC'd. */
+static int
+run_hop_mac(void *state, uint64_t n)
+{
+	return run_encode_mac(state, n) == -1 ? -1 : run_decode_mac(state, n);
 }
 
 /* As Crypto's sign_once, over the envelope. */
@@ -201,17 +282,30 @@ static const struct bench_row frame_rows[] = {
 	    run_encode_sign),
 	ROW("decode_verify_256_vs_msg256", "Crypto.ed25519_verify_raw_256",
 	    256, run_decode_verify),
+	ROW("encode_mac_256", "Frame.sign_raw_env_256", 256, run_encode_mac),
+	ROW("decode_mac_256", "Frame.verify_raw_env_256", 256, run_decode_mac),
+	ROW("hop_sig_256", NULL, 256, run_hop_sig),
+	ROW("hop_mac_256", "Frame.hop_sig_256", 256, run_hop_mac),
 	ROW("sign_raw_env_4k", NULL, 4096, run_sign_raw_env),
 	ROW("verify_raw_env_4k", NULL, 4096, run_verify_raw_env),
 	ROW("encode_sign_4k", "Frame.sign_raw_env_4k", 4096, run_encode_sign),
 	ROW("decode_verify_4k", "Frame.verify_raw_env_4k", 4096,
 	    run_decode_verify),
+	ROW("encode_mac_4k", "Frame.sign_raw_env_4k", 4096, run_encode_mac),
+	ROW("decode_mac_4k", "Frame.verify_raw_env_4k", 4096, run_decode_mac),
+	ROW("hop_sig_4k", NULL, 4096, run_hop_sig),
+	ROW("hop_mac_4k", "Frame.hop_sig_4k", 4096, run_hop_mac),
 	ROW("sign_raw_env_64k", NULL, 65536, run_sign_raw_env),
 	ROW("verify_raw_env_64k", NULL, 65536, run_verify_raw_env),
 	ROW("encode_sign_64k", "Frame.sign_raw_env_64k", 65536,
 	    run_encode_sign),
 	ROW("decode_verify_64k", "Frame.verify_raw_env_64k", 65536,
 	    run_decode_verify),
+	ROW("encode_mac_64k", "Frame.sign_raw_env_64k", 65536, run_encode_mac),
+	ROW("decode_mac_64k", "Frame.verify_raw_env_64k", 65536,
+	    run_decode_mac),
+	ROW("hop_sig_64k", NULL, 65536, run_hop_sig),
+	ROW("hop_mac_64k", "Frame.hop_sig_64k", 65536, run_hop_mac),
 };
 
 const struct bench_family bench_family_frame = {

@@ -19,11 +19,14 @@
 #include "utf8.h"
 #include "hlc.h"
 #include "identity.h"
+#include "linkkey.h"
 
 #define FRAME_GROUP_MAX		255
 /* "key" h(32) 32 "sig" h(64) 64: what follows the envelope. */
 #define FRAME_TAIL_LEN		(4 + 2 + IDENTITY_PUB_LEN + 4 + 2 + \
 				    IDENTITY_SIG_LEN)
+/* "mac" h(32) 32: what follows the envelope of a mac frame. */
+#define FRAME_MAC_TAIL_LEN	(4 + 2 + LINKKEY_MAC_LEN)
 /* "data": the key of the detached payload, after the signature. */
 #define FRAME_DATA_KEY_LEN	5
 
@@ -82,8 +85,11 @@ put_key(struct dcbor_buf *b, const char *k)
 	dcbor_put_text(b, k, strlen(k));
 }
 
+/* How a frame authenticates its envelope. */
+enum frame_auth { AUTH_SIG, AUTH_BARE, AUTH_MAC };
+
 static int	frame_build(struct dcbor_buf *, const struct identity *,
-		    bool, uint32_t, const char *, const uint8_t *,
+		    enum frame_auth, const struct linkkey_mac *, uint32_t, const char *, const uint8_t *,
 		    const struct hlc_stamp *, const uint8_t *, size_t, size_t,
 		    size_t);
 
@@ -93,7 +99,7 @@ frame_encode(struct dcbor_buf *out, const struct identity *ident,
     const struct hlc_stamp *stamp, const uint8_t *body, size_t body_len,
     size_t cap)
 {
-	return frame_build(out, ident, false, kind, group, to, stamp, body,
+	return frame_build(out, ident, AUTH_SIG, NULL, kind, group, to, stamp, body,
 	    body_len, 0, cap);
 }
 
@@ -103,7 +109,7 @@ frame_encode_head(struct dcbor_buf *out, const struct identity *ident,
     const struct hlc_stamp *stamp, const uint8_t *body, size_t body_len,
     size_t data_len, size_t cap)
 {
-	return frame_build(out, ident, false, kind, group, to, stamp, body,
+	return frame_build(out, ident, AUTH_SIG, NULL, kind, group, to, stamp, body,
 	    body_len, data_len, cap);
 }
 
@@ -113,20 +119,38 @@ frame_encode_bare(struct dcbor_buf *out, const struct identity *ident,
     const struct hlc_stamp *stamp, const uint8_t *body, size_t body_len,
     size_t data_len, size_t cap)
 {
-	return frame_build(out, ident, true, kind, group, to, stamp, body,
+	return frame_build(out, ident, AUTH_BARE, NULL, kind, group, to, stamp, body,
 	    body_len, data_len, cap);
 }
 
-/* Every encoder: signed (key and sig after the envelope) or bare. */
+int
+frame_encode_mac(struct dcbor_buf *out, const struct identity *ident,
+    const struct linkkey_mac *mac, uint32_t kind, const char *group,
+    const uint8_t *to, const struct hlc_stamp *stamp, const uint8_t *body,
+    size_t body_len, size_t data_len, size_t cap)
+{
+	if (mac == NULL || mac->ctx == NULL)
+		return -1;
+	return frame_build(out, ident, AUTH_MAC, mac, kind, group, to, stamp,
+	    body, body_len, data_len, cap);
+}
+
+/*
+ * Every encoder: signed (key and sig after the envelope), bare, or MAC'd
+ * (mac after the envelope).
+ */
 static int
-frame_build(struct dcbor_buf *out, const struct identity *ident, bool bare,
-    uint32_t kind, const char *group, const uint8_t *to,
+frame_build(struct dcbor_buf *out, const struct identity *ident,
+    enum frame_auth auth, const struct linkkey_mac *mac, uint32_t kind, const char *group, const uint8_t *to,
     const struct hlc_stamp *stamp, const uint8_t *body, size_t body_len,
     size_t data_len, size_t cap)
 {
 	static const uint8_t zero_prefix[FRAME_LEN_PREFIX];
-	uint8_t sig[IDENTITY_SIG_LEN], *p;
+	static const size_t tail[] = { FRAME_TAIL_LEN, 0, FRAME_MAC_TAIL_LEN };
+	static const uint64_t nkeys[] = { 3, 1, 2 };
+	uint8_t sig[IDENTITY_SIG_LEN], tag[LINKKEY_MAC_LEN], *p;
 	size_t start = out->len, env, glen, flen, dlen = 0;
+	int rc = 0;
 
 	if (ident == NULL || ident->pkey == NULL || kind == 0 ||
 	    kind >= FRAME_KIND_MAX || stamp == NULL || body == NULL)
@@ -147,7 +171,7 @@ frame_build(struct dcbor_buf *out, const struct identity *ident, bool bare,
 		return -1;
 
 	dcbor_put_raw(out, zero_prefix, sizeof(zero_prefix));
-	dcbor_put_map(out, (bare ? 1 : 3) + (data_len > 0));
+	dcbor_put_map(out, nkeys[auth] + (data_len > 0));
 	put_key(out, "env");
 	env = out->len;
 	dcbor_put_map(out, 7);
@@ -166,18 +190,27 @@ frame_build(struct dcbor_buf *out, const struct identity *ident, bool bare,
 	put_key(out, "stamp");
 	hlc_encode(out, stamp);
 
-	flen = out->len - start - FRAME_LEN_PREFIX +
-	    (bare ? 0 : FRAME_TAIL_LEN) + dlen;
-	if (flen > cap || flen > UINT32_MAX || (!bare &&
-	    identity_sign(ident, out->data + env, out->len - env, sig) == -1)) {
+	flen = out->len - start - FRAME_LEN_PREFIX + tail[auth] + dlen;
+	if (flen <= cap && flen <= UINT32_MAX) {
+		if (auth == AUTH_SIG)
+			rc = identity_sign(ident, out->data + env,
+			    out->len - env, sig);
+		else if (auth == AUTH_MAC)
+			rc = linkkey_mac(mac, out->data + env, out->len - env,
+			    tag);
+	}
+	if (flen > cap || flen > UINT32_MAX || rc == -1) {
 		out->len = start;
 		return -1;
 	}
-	if (!bare) {
+	if (auth == AUTH_SIG) {
 		put_key(out, "key");
 		dcbor_put_bytes(out, ident->pub, IDENTITY_PUB_LEN);
 		put_key(out, "sig");
 		dcbor_put_bytes(out, sig, IDENTITY_SIG_LEN);
+	} else if (auth == AUTH_MAC) {
+		put_key(out, "mac");
+		dcbor_put_bytes(out, tag, LINKKEY_MAC_LEN);
 	}
 	if (data_len > 0) {
 		put_key(out, "data");
@@ -319,9 +352,9 @@ frame_decode_env(struct frame *f)
 	return FRAME_OK;
 }
 
-enum { FR_ENV, FR_KEY, FR_SIG, FR_DATA, FR_NKEYS };
-static const char *const frame_keys[FR_NKEYS] = { "env", "key", "sig",
-    "data" };
+enum { FR_ENV, FR_KEY, FR_MAC, FR_SIG, FR_DATA, FR_NKEYS };
+static const char *const frame_keys[FR_NKEYS] = { "env", "key", "mac",
+    "sig", "data" };
 
 int
 frame_decode(const uint8_t *buf, size_t len, struct frame *f, bool allow_bare)
@@ -338,7 +371,7 @@ frame_decode(const uint8_t *buf, size_t len, struct frame *f, bool allow_bare)
 	    DCBOR_OK)
 		return frame_cbor_err(rc);
 	dcbor_rd_init(&rd, buf, len);
-	if (dcbor_get_map(&rd, &n) == -1 || n < 1 || n > FR_NKEYS)
+	if (dcbor_get_map(&rd, &n) == -1 || n < 1 || n > FR_NKEYS - 1)
 		return FRAME_ESHAPE;
 	for (uint64_t i = 0; i < n; i++) {
 		int k = read_key(&rd, frame_keys, FR_NKEYS);
@@ -367,6 +400,14 @@ frame_decode(const uint8_t *buf, size_t len, struct frame *f, bool allow_bare)
 				return FRAME_ESIGLEN;
 			memcpy(f->sig, p, IDENTITY_SIG_LEN);
 			break;
+		case FR_MAC:
+			if (dcbor_get_bytes(&rd, &p, &plen) == -1)
+				return FRAME_ESHAPE;
+			if (plen != LINKKEY_MAC_LEN)
+				return FRAME_EMACLEN;
+			memcpy(f->mac, p, LINKKEY_MAC_LEN);
+			f->has_mac = true;
+			break;
 		case FR_DATA:
 			/* Absent and empty would be two spellings of "none". */
 			if (dcbor_get_bytes(&rd, &f->data, &f->data_len) == -1 ||
@@ -375,13 +416,17 @@ frame_decode(const uint8_t *buf, size_t len, struct frame *f, bool allow_bare)
 			break;
 		}
 	}
-	/* The envelope, and the key and the signature both or neither. */
+	/*
+	 * The envelope, the key and the signature both or neither, and a
+	 * MAC only in place of both.
+	 */
 	if ((seen & (1u << FR_ENV)) == 0 ||
-	    ((seen >> FR_KEY) & 1) != ((seen >> FR_SIG) & 1))
+	    ((seen >> FR_KEY) & 1) != ((seen >> FR_SIG) & 1) ||
+	    (f->has_mac && (seen & (1u << FR_KEY)) != 0))
 		return FRAME_ESHAPE;
 	if (f->data != NULL && !frame_kind_allows_data(f->kind))
 		return FRAME_EDETACHED;
-	if ((seen & (1u << FR_KEY)) == 0) {
+	if ((seen & (1u << FR_KEY)) == 0 && !f->has_mac) {
 		f->bare = true;
 		if (!allow_bare)
 			return FRAME_EBARE;
@@ -396,6 +441,8 @@ frame_verify(const struct frame *f)
 
 	if (f->bare)
 		return FRAME_EBARE;
+	if (f->has_mac)
+		return FRAME_EUNKEYED;
 	identity_id_of(f->key, id);
 	if (memcmp(id, f->from, IDENTITY_ID_LEN) != 0)
 		return FRAME_EFROM;
@@ -427,4 +474,23 @@ frame_open_channel(const uint8_t *buf, size_t len, struct frame *f,
 	if (memcmp(f->from, peer_id, IDENTITY_ID_LEN) != 0)
 		return FRAME_ECHANNEL;
 	return f->bare ? FRAME_OK : frame_verify(f);
+}
+
+int
+frame_open_keyed(const uint8_t *buf, size_t len, struct frame *f,
+    const uint8_t *peer_id, const struct linkkey_mac *mac)
+{
+	int rc;
+
+	if ((rc = frame_decode(buf, len, f, false)) != FRAME_OK)
+		return rc;
+	if (!f->has_mac)
+		return frame_verify(f);
+	if (mac == NULL || mac->ctx == NULL)
+		return FRAME_EUNKEYED;
+	if (linkkey_mac_check(mac, f->env, f->env_len, f->mac) == -1)
+		return FRAME_EMAC;
+	if (memcmp(f->from, peer_id, IDENTITY_ID_LEN) != 0)
+		return FRAME_ECHANNEL;
+	return FRAME_OK;
 }

@@ -18,7 +18,14 @@
  * manifest that the signed body names by cid).  On a channel that TLS has
  * authenticated (docs/protocol.md "TLS binding") a frame whose "from" is
  * the channel's peer may be bare: no "key", no "sig", the channel standing
- * for both.  Signing and verifying a
+ * for both.  On a TCP link whose handshake agreed a key (linkkey.h) the
+ * frames after UP carry "mac" in place of "key" and "sig":
+ *
+ *   frame    = { "env": envelope, "mac": bstr(32), ? "data": bstr(1..) }
+ *
+ * mac = HMAC-SHA256 of the exact envelope bytes under the sender's
+ * direction key; such a frame opens only with that link's key
+ * (frame_open_keyed).  Signing and verifying a
  * frame then cost the same whatever the size of its payload.  Decoding
  * never allocates: the result points into the input.  Every way a frame
  * can be wrong has its own code, whose name is the counter key of peerd's
@@ -33,6 +40,7 @@
 
 #include "hlc.h"
 #include "identity.h"
+#include "linkkey.h"
 
 struct dcbor_buf;
 
@@ -101,7 +109,10 @@ enum frame_kind {
 	X(ETRAILING, "trailing")				\
 	X(EBARE, "bare")		/* no key/sig where required */	\
 	X(EDETACHED, "detached")	/* data on a kind without it */	\
-	X(ECHANNEL, "channel_mismatch")	/* from != the channel's peer */
+	X(ECHANNEL, "channel_mismatch")	/* from != the channel's peer */ \
+	X(EMACLEN, "mac_len")		/* mac not 32 bytes */	\
+	X(EUNKEYED, "unkeyed_mac")	/* mac where no key was agreed */ \
+	X(EMAC, "bad_mac")		/* the MAC does not match */
 
 enum frame_err {
 #define FRAME_ERR_ENUM(e, n) FRAME_##e,
@@ -125,7 +136,9 @@ struct frame {
 	size_t			 env_len;
 	uint8_t			 key[IDENTITY_PUB_LEN];
 	uint8_t			 sig[IDENTITY_SIG_LEN];
-	bool			 bare;		/* no key and sig */
+	bool			 bare;		/* no key and sig, no mac */
+	bool			 has_mac;	/* "mac" in place of key and sig */
+	uint8_t			 mac[LINKKEY_MAC_LEN];
 	const uint8_t		*data;		/* detached payload, unsigned; */
 	size_t			 data_len;	/* NULL and 0 when absent */
 };
@@ -169,6 +182,15 @@ int	frame_encode_bare(struct dcbor_buf *out, const struct identity *ident,
 	    const struct hlc_stamp *stamp, const uint8_t *body,
 	    size_t body_len, size_t data_len, size_t cap);
 /*
+ * frame_encode_head with "mac" in place of "key" and "sig": HMAC-SHA256
+ * of the envelope under mac, the sending direction's key of a keyed link.
+ * 0 or -1 as frame_encode_head, and -1 if mac is unkeyed.
+ */
+int	frame_encode_mac(struct dcbor_buf *out, const struct identity *ident,
+	    const struct linkkey_mac *mac, uint32_t kind, const char *group,
+	    const uint8_t *to, const struct hlc_stamp *stamp,
+	    const uint8_t *body, size_t body_len, size_t data_len, size_t cap);
+/*
  * Read the length prefix of the next frame from the first avail bytes.
  * FRAME_OK with *len set, FRAME_ESHORT, FRAME_EZERO or FRAME_ETOOBIG.
  * Call it before allocating anything for the frame.
@@ -181,7 +203,10 @@ int	frame_read_len(const uint8_t *p, size_t avail, size_t cap,
  */
 int	frame_decode(const uint8_t *buf, size_t len, struct frame *f,
 	    bool allow_bare);
-/* Check from == SHA-256(key) and the signature. FRAME_OK or error. */
+/*
+ * Check from == SHA-256(key) and the signature. FRAME_OK or error; a mac
+ * frame is FRAME_EUNKEYED (no key to check it with), a bare one FRAME_EBARE.
+ */
 int	frame_verify(const struct frame *f);
 /* frame_decode then frame_verify. */
 int	frame_open(const uint8_t *buf, size_t len, struct frame *f);
@@ -193,5 +218,13 @@ int	frame_open(const uint8_t *buf, size_t len, struct frame *f);
  */
 int	frame_open_channel(const uint8_t *buf, size_t len, struct frame *f,
 	    const uint8_t *peer_id);
+/*
+ * The receiver's rule on a keyed TCP link: a mac frame is accepted only
+ * if its MAC is HMAC-SHA256(mac, env) (FRAME_EMAC if not) and its "from"
+ * is peer_id (FRAME_ECHANNEL if not); a signed frame is verified as by
+ * frame_open; a bare one is FRAME_EBARE.
+ */
+int	frame_open_keyed(const uint8_t *buf, size_t len, struct frame *f,
+	    const uint8_t *peer_id, const struct linkkey_mac *mac);
 
 #endif

@@ -20,6 +20,7 @@ const size_t knob_count = sizeof(knob_table) / sizeof(knob_table[0]);
 const char *const knob_levels[] = { "error", "warn", "info", "debug", NULL };
 const char *const knob_methods[] = { "digest", "negentropy", "riblt", NULL };
 const char *const knob_take_modes[] = { "lease", "quorum", NULL };
+const char *const knob_link_auths[] = { "sig", "mac", NULL };
 
 const char *const *
 knob_words(const struct knob *k)
@@ -28,6 +29,7 @@ knob_words(const struct knob *k)
 	case KNOB_LEVEL:	return knob_levels;
 	case KNOB_METHOD:	return knob_methods;
 	case KNOB_TAKEMODE:	return knob_take_modes;
+	case KNOB_LINKAUTH:	return knob_link_auths;
 	default:		return NULL;
 	}
 }

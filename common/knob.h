@@ -13,6 +13,9 @@
  *           (uint32_t FIELD, enum recon_method; a scenario gives the name)
  *   TAKEMODE a take mode, an index into knob_take_modes[] (uint32_t FIELD,
  *           TAKE_LEASE or TAKE_QUORUM)
+ *   LINKAUTH how frames on a TCP link are authenticated after the
+ *           handshake, an index into knob_link_auths[] (uint32_t FIELD,
+ *           LINK_AUTH_SIG or LINK_AUTH_MAC)
  * A word type is one enum value, one word list and one KNOB_WORDS_ line in
  * knob.c; knob_words() gives a row's list.
  * DEFAULT is the value peerd starts with.  From this list come peerd's
@@ -101,13 +104,18 @@
 	    "anti-entropy method: digest, negentropy or riblt") \
 	X("take-mode", take_mode, TAKEMODE, 0, 1, 0, \
 	    "how a take wins: lease (the settle race) or quorum (a majority acked)") \
+	X("link-auth", link_auth, LINKAUTH, 0, 1, 1, \
+	    "frames on a TCP link after the handshake: sig (Ed25519 each) or mac (HMAC under keys the handshake agreed)") \
 	X("fleet-size", fleet_size, U32, 0, 65536, 0, \
 	    "the fleet's size N: quorum needs a majority of N, a lease take N - 1 answers (0: unknown)") \
 	X("answer-wait-ms", answer_wait_ms, U32, 0, 600000, 2000, \
 	    "with fleet-size, how long past its settle window a lease take waits for the last answers")
 
 enum knob_type { KNOB_U32, KNOB_SWITCH, KNOB_LEVEL, KNOB_METHOD,
-    KNOB_TAKEMODE };
+    KNOB_TAKEMODE, KNOB_LINKAUTH };
+
+/* The LINKAUTH values, in knob_link_auths[] order. */
+enum { LINK_AUTH_SIG, LINK_AUTH_MAC };
 
 struct knob {
 	const char	*name;
@@ -125,6 +133,8 @@ extern const char *const	 knob_levels[];
 extern const char *const	 knob_methods[];
 /* "lease", "quorum", NULL: the TAKEMODE values (TAKE_LEASE, TAKE_QUORUM). */
 extern const char *const	 knob_take_modes[];
+/* "sig", "mac", NULL: the LINKAUTH values (LINK_AUTH_SIG, LINK_AUTH_MAC). */
+extern const char *const	 knob_link_auths[];
 
 /* The row named name (without "--"), or NULL. */
 const struct knob	*knob_find(const char *name);

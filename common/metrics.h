@@ -63,7 +63,9 @@ struct rusage;
 	X(verifies_entry,	"crypto.verifies_entry")		\
 	X(verifies_claim_cached, "crypto.verifies_claim_cached")	\
 	X(sig_failures,		"frames.signature_failures")		\
+	X(mac_failures,		"frames.mac_failures")			\
 	X(links_up,		"links.up")				\
+	X(links_keyed,		"links.keyed")				\
 	X(links_down,		"links.down")				\
 	X(control_requests,	"control.requests")			\
 	X(control_errors,	"control.errors")			\

@@ -22,6 +22,7 @@ conf_defaults(struct peerd_conf *c)
 #define KNOB_SET_LEVEL(f, d)	c->f = knob_levels[d]
 #define KNOB_SET_METHOD(f, d)	c->f = (d)
 #define KNOB_SET_TAKEMODE(f, d)	c->f = (d)
+#define KNOB_SET_LINKAUTH(f, d)	c->f = (d)
 #define KNOB_DEFAULT(flag, field, type, min, max, def, help) \
 	KNOB_SET_##type(field, def);
 	KNOBS(KNOB_DEFAULT)

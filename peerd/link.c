@@ -5,7 +5,8 @@
  * frees it, clearing the member's back-pointer.  What carries the bytes
  * (TCP or TLS) is transport.c's: on a channel the transport authenticated
  * (TLS), frames from its peer go bare both ways and any other "from" closes
- * the link (frame_open_channel).  The link layer knows no
+ * the link (frame_open_channel); on a TCP link whose handshake agreed
+ * keys (handshake.c) frames after UP carry a MAC (frame_open_keyed).  The link layer knows no
  * consumer: modules register handlers for their frame kinds
  * (link_register) and observe links going up and down (link_observe);
  * it calls nothing above it.  The handshake is handshake.c's, the receive
@@ -39,6 +40,8 @@
 #include "handshake.h"
 #include "link.h"
 #include "link_int.h"
+#include "linkkey.h"
+#include "knob.h"
 #include "log.h"
 #include "member.h"
 #include "peerd.h"
@@ -190,6 +193,9 @@ link_reap(evutil_socket_t fd, short ev, void *arg)
 		if (l->rx_ev != NULL)
 			event_free(l->rx_ev);
 		rx_put(l->rx, l->rx_cap);
+		linkkey_eph_free(&l->eph);
+		linkkey_mac_free(&l->mac_tx);
+		linkkey_mac_free(&l->mac_rx);
 		evbuffer_remove_cb_entry(bufferevent_get_output(l->bev),
 		    l->out_cb);
 		evbuffer_free(l->bulk);
@@ -502,9 +508,12 @@ link_send_to(struct link *l, uint32_t kind, const uint8_t *to,
 	}
 	st = hlc_now(&pd->hlc, hlc_wall_ms());
 	dcbor_buf_reset(&sendbuf);
-	if ((l->authed ? frame_encode_bare : frame_encode_head)(&sendbuf,
-	    &pd->ident, kind, pd->conf.group, to, &st, body, body_len, plen,
-	    pd->conf.max_frame) == -1) {
+	/* Bare on TLS, MAC'd on a keyed TCP link (UP), else signed. */
+	if ((l->keyed ? frame_encode_mac(&sendbuf, &pd->ident, &l->mac_tx,
+	    kind, pd->conf.group, to, &st, body, body_len, plen,
+	    pd->conf.max_frame) : (l->authed ? frame_encode_bare :
+	    frame_encode_head)(&sendbuf, &pd->ident, kind, pd->conf.group, to,
+	    &st, body, body_len, plen, pd->conf.max_frame)) == -1) {
 		pd_count_limit(FRAME_SIZE);
 		log_warnx("link #%llu: %s frame of %zu bytes over the cap",
 		    (unsigned long long)l->serial, frame_kind_name(kind),
@@ -712,6 +721,11 @@ link_new(struct bufferevent *bev, bool outbound, const char *remote)
 	l->outbound = outbound;
 	snprintf(l->remote, sizeof(l->remote), "%s", remote);
 	RAND_bytes(l->nonce, sizeof(l->nonce));
+	/* A key to agree on, TCP only: TLS frames go bare already. */
+	if (pd->conf.link_auth == LINK_AUTH_MAC && transport_raw() &&
+	    linkkey_eph_new(&l->eph) == -1)
+		log_warnx("link #%llu: no X25519 key: signed frames",
+		    (unsigned long long)l->serial);
 	TAILQ_INSERT_TAIL(&links, l, entry);
 	bufferevent_setcb(bev, rx_read_cb, link_write_cb, link_event_cb, l);
 	bufferevent_setwatermark(bev, EV_WRITE, LINK_BULK_LOWAT / 2, 0);

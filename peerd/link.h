@@ -84,6 +84,8 @@ struct link_hello {
 	size_t		 echo_len;
 	const uint8_t	*nonce;
 	size_t		 nonce_len;
+	const uint8_t	*kx;		/* X25519 public key offered, or NULL */
+	size_t		 kx_len;	/* 32, or 0 when absent */
 };
 /* Parsed and encoded by handshake.c (handshake.h). */
 

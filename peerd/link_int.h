@@ -15,6 +15,7 @@
 
 #include "identity.h"
 #include "link.h"
+#include "linkkey.h"
 
 struct bufferevent;
 struct evbuffer;
@@ -39,6 +40,18 @@ struct link {
 	uint8_t			 chan_pub[IDENTITY_PUB_LEN];
 	uint8_t			 chan_id[IDENTITY_ID_LEN];
 	uint8_t			 nonce[LINK_NONCE_LEN];
+	/*
+	 * Key agreement (TCP, --link-auth mac): eph is our offer, wiped at
+	 * UP; peer_kx and peer_nonce what their hello said, for the proof's
+	 * check and the derivation; keyed once both offered and the keys
+	 * are derived: frames after UP are MAC'd with tx, checked with rx.
+	 */
+	struct linkkey_eph	 eph;
+	bool			 peer_offered;
+	uint8_t			 peer_kx[LINKKEY_PUB_LEN];
+	uint8_t			 peer_nonce[LINK_NONCE_LEN];
+	bool			 keyed;
+	struct linkkey_mac	 mac_tx, mac_rx;
 	bool			 have_len;	/* two-stage read */
 	uint32_t		 need;
 	uint32_t		 lowat;		/* SO_RCVLOWAT set; 0: default */

@@ -54,6 +54,7 @@ enum {
 #define KNOB_HAS_ARG_LEVEL	required_argument
 #define KNOB_HAS_ARG_METHOD	required_argument
 #define KNOB_HAS_ARG_TAKEMODE	required_argument
+#define KNOB_HAS_ARG_LINKAUTH	required_argument
 #define KNOB_HAS_ARG_SWITCH	no_argument
 #define KNOB_OPTION(flag, field, type, min, max, def, help) \
 	{ flag, KNOB_HAS_ARG_##type, NULL, 0 },
@@ -106,7 +107,8 @@ usage(FILE *fp)
 			snprintf(flag, sizeof(flag), "--%s %s", k->name,
 			    k->type == KNOB_LEVEL ? "LEVEL" :
 			    k->type == KNOB_METHOD ? "METHOD" :
-			    k->type == KNOB_TAKEMODE ? "MODE" : "N");
+			    k->type == KNOB_TAKEMODE ? "MODE" :
+			    k->type == KNOB_LINKAUTH ? "AUTH" : "N");
 		fprintf(fp, "  %-22s %s", flag, k->help);
 		if (k->type == KNOB_U32)
 			fprintf(fp, " (%llu; %llu..%llu)", k->def, k->min,
@@ -162,6 +164,7 @@ knob_set(struct peerd_conf *c, const char *name, const char *arg)
 #define KNOB_PARSE_LEVEL(f)	c->f = knob_levels[opt_word(k, arg)]
 #define KNOB_PARSE_METHOD(f)	c->f = (uint32_t)opt_word(k, arg)
 #define KNOB_PARSE_TAKEMODE(f)	c->f = (uint32_t)opt_word(k, arg)
+#define KNOB_PARSE_LINKAUTH(f)	c->f = (uint32_t)opt_word(k, arg)
 #define KNOB_APPLY(flag, field, type, min, max, def, help) \
 	if (i == n++) {						\
 		KNOB_PARSE_##type(field);			\

@@ -64,6 +64,7 @@ struct peerd_conf {
 	uint32_t	 batch_ms;	/* rumors to one link: one frame per */
 	uint32_t	 graft_ms;	/* an IHAVE'd id missing: GRAFT after */
 	uint32_t	 reconcile;	/* enum recon_method (recon.h) */
+	uint32_t	 link_auth;	/* LINK_AUTH_SIG or LINK_AUTH_MAC (knob.h) */
 	/*
 	 * How a take decides it won (docs/protocol.md section 6): lease, the
 	 * settle-window race; quorum, a majority of the membership acked.

@@ -2,7 +2,8 @@
  * rx.c: the receive path of a link.  A frame is read in two stages (its
  * length, checked against the cap before anything is allocated, then the
  * body); a large body of a proven peer is read straight from the socket
- * into a pooled buffer.  Each frame is opened and verified, put through
+ * into a pooled buffer.  Each frame is opened and verified (its MAC
+ * checked on a keyed link, its signature otherwise), put through
  * the receiver checks (docs/protocol.md 5) and handed to link_dispatch;
  * before the link is UP only CHANNEL_HELLO goes anywhere (handshake.c).
  */
@@ -119,8 +120,11 @@ rx_frame(struct link *l, const uint8_t *buf, size_t len)
 
 	l->frames_in++;
 	l->bytes_in += len + FRAME_LEN_PREFIX;
-	if ((rc = frame_open_channel(buf, len, &f, l->authed ? l->chan_id :
-	    NULL)) != FRAME_OK) {
+	/* TLS: bare frames of its peer; keyed TCP: MACs; else signatures. */
+	rc = l->keyed ? frame_open_keyed(buf, len, &f, l->member->id,
+	    &l->mac_rx) : frame_open_channel(buf, len, &f, l->authed ?
+	    l->chan_id : NULL);
+	if (rc != FRAME_OK) {
 		pd_count_bad(rc);
 		trace_add("frame", "#%llu bad frame from %s: %s",
 		    (unsigned long long)l->serial, l->remote,

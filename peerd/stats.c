@@ -21,6 +21,8 @@ stats_bad_frame(int err)
 		pd_metrics.bad_frames[err]++;
 	if (err == FRAME_ESIG || err == FRAME_EFROM)
 		pd_metrics.sig_failures++;
+	if (err == FRAME_EMAC)
+		pd_metrics.mac_failures++;
 }
 
 void

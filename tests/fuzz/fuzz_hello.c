@@ -5,13 +5,15 @@
  *
  * The input is one CHANNEL_HELLO body.  Whatever parses must keep the
  * parser's promises: echo and nonce point into the input, the nonce is 16
- * bytes and the echo 0 or 16, addr and name are NUL-free strings that fit;
+ * bytes and the echo 0 or 16, a kx (the offered X25519 key) absent or 32
+ * bytes, addr and name are NUL-free strings that fit;
  * encoding the parsed hello (handshake_encode, what the peer itself sends)
  * and parsing that again gives the same hello; and when the input is
  * canonical CBOR (as frame_open guarantees of a body on the wire), that
  * encoding is the input byte for byte, so a hello has one spelling.
  * Seeds: tests/fuzz/seeds/fuzz_hello/, written by this target with
- * FUZZ_SEED_DIR=DIR (a hello, a proof, and near misses).
+ * FUZZ_SEED_DIR=DIR (a hello, a proof, each with and without kx, and
+ * near misses).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -44,6 +46,8 @@ check_same(const struct link_hello *a, const struct link_hello *b)
 {
 	if (strcmp(a->addr, b->addr) != 0 || strcmp(a->name, b->name) != 0 ||
 	    a->echo_len != b->echo_len || a->nonce_len != b->nonce_len ||
+	    a->kx_len != b->kx_len ||
+	    (a->kx_len > 0 && memcmp(a->kx, b->kx, a->kx_len) != 0) ||
 	    memcmp(a->nonce, b->nonce, a->nonce_len) != 0 ||
 	    (a->echo_len > 0 && memcmp(a->echo, b->echo, a->echo_len) != 0))
 		abort();
@@ -60,6 +64,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (h.nonce_len != LINK_HELLO_NONCE || !within(h.nonce, h.nonce_len,
 	    data, size) || (h.echo_len != 0 && h.echo_len != LINK_HELLO_NONCE) ||
 	    (h.echo_len > 0 && !within(h.echo, h.echo_len, data, size)) ||
+	    (h.kx_len != 0 && h.kx_len != 32) || (h.kx_len > 0 &&
+	    (h.kx == NULL || !within(h.kx, h.kx_len, data, size))) ||
 	    memchr(h.addr, '\0', sizeof(h.addr)) == NULL ||
 	    memchr(h.name, '\0', sizeof(h.name)) == NULL)
 		abort();
@@ -99,6 +105,7 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	static const uint8_t nonce[LINK_HELLO_NONCE] = "0123456789abcdef";
 	static const uint8_t echo[LINK_HELLO_NONCE] = "fedcba9876543210";
+	static const uint8_t kx[32] = "an X25519 public key, 32 bytes.";
 	const char *dir = getenv("FUZZ_SEED_DIR");
 	struct link_hello h;
 
@@ -118,5 +125,15 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	seed(dir, "proof_cut", &h, 5);
 	h.nonce_len = 15;
 	seed(dir, "short_nonce", &h, 0);
+	h.nonce_len = sizeof(nonce);
+	h.kx = kx;
+	h.kx_len = sizeof(kx);
+	seed(dir, "proof_kx", &h, 0);
+	h.echo = NULL;
+	h.echo_len = 0;
+	seed(dir, "hello_kx", &h, 0);
+	seed(dir, "hello_kx_cut", &h, 3);
+	h.kx_len = 31;
+	seed(dir, "short_kx", &h, 0);
 	exit(0);
 }

@@ -6,7 +6,8 @@
  * test makes every example with the real encoders (frame_encode_head,
  * entry_new and entry_signing_bytes, space_write and space_rec_encode,
  * crdt_claim_signing_bytes, gossip_rid, space_digest, space_bucket_of,
- * handshake_encode) from fixed keys and stamps (Ed25519 is deterministic),
+ * handshake_encode, linkkey_derive, frame_encode_mac) from fixed keys and
+ * stamps (Ed25519, X25519, HKDF and HMAC are deterministic),
  * and checks that the doc has exactly these blocks with exactly these
  * bytes.  DOCS_PRINT=1 prints the blocks instead, for pasting into the doc
  * after a deliberate change to the wire.
@@ -26,15 +27,20 @@
 #include "identity.h"
 #include "handshake.h"
 #include "link.h"
+#include "linkkey.h"
 #include "peerd.h"
 #include "space.h"
 
+#include <openssl/core_names.h>
+#include <openssl/evp.h>
+#include <openssl/kdf.h>
+#include <openssl/params.h>
 #include <xxhash.h>
 
 #define DOC		"docs/protocol.md"
 #define EX_PHYS		1796000000000ull	/* 2026-11-30T...Z, ms */
 #define EX_LEASE	60000u
-#define MAX_EX		16
+#define MAX_EX		32
 
 /* link.c and gossip.c come with the daemon; nothing here runs it. */
 static struct peerd tpd;
@@ -112,6 +118,151 @@ rec_map(const struct space_rec *r)
 	return recbuf.data;
 }
 
+/* X25519 by OpenSSL directly: the doc's ikm, independently of linkkey.c. */
+static void
+x25519_raw(const uint8_t priv[32], const uint8_t pub[32], uint8_t out[32])
+{
+	EVP_PKEY *k = EVP_PKEY_new_raw_private_key(EVP_PKEY_X25519, NULL, priv,
+	    32);
+	EVP_PKEY *p = EVP_PKEY_new_raw_public_key(EVP_PKEY_X25519, NULL, pub,
+	    32);
+	EVP_PKEY_CTX *c = EVP_PKEY_CTX_new(k, NULL);
+	size_t n = 32;
+
+	ck_assert(k != NULL && p != NULL && c != NULL);
+	ck_assert_int_eq(EVP_PKEY_derive_init(c), 1);
+	ck_assert_int_eq(EVP_PKEY_derive_set_peer(c, p), 1);
+	ck_assert_int_eq(EVP_PKEY_derive(c, out, &n), 1);
+	EVP_PKEY_CTX_free(c);
+	EVP_PKEY_free(k);
+	EVP_PKEY_free(p);
+}
+
+/* HKDF-SHA256 by OpenSSL directly, as the doc states it. */
+static void
+hkdf_raw(const uint8_t *ikm, const uint8_t *salt, size_t salt_len,
+    const uint8_t *info, size_t info_len, uint8_t *out, size_t n)
+{
+	EVP_KDF *kdf = EVP_KDF_fetch(NULL, "HKDF", NULL);
+	EVP_KDF_CTX *c = EVP_KDF_CTX_new(kdf);
+	OSSL_PARAM prm[] = {
+		OSSL_PARAM_utf8_string(OSSL_KDF_PARAM_DIGEST, (char *)"SHA256",
+		    0),
+		OSSL_PARAM_octet_string(OSSL_KDF_PARAM_KEY, (void *)ikm, 32),
+		OSSL_PARAM_octet_string(OSSL_KDF_PARAM_SALT, (void *)salt,
+		    salt_len),
+		OSSL_PARAM_octet_string(OSSL_KDF_PARAM_INFO, (void *)info,
+		    info_len),
+		OSSL_PARAM_END
+	};
+
+	ck_assert_int_eq(EVP_KDF_derive(c, out, n, prm), 1);
+	EVP_KDF_CTX_free(c);
+	EVP_KDF_free(kdf);
+}
+
+/*
+ * A's and B's hellos with kx (X25519 private keys 40 41 .. 5f for A and
+ * 60 61 .. 7f for B; A's nonce 00 11 .. ff, B's ff ee .. 00), the
+ * derivation's inputs and outputs, and the PING of example 1 MAC'd by A.
+ * B's id is the lower, so B's nonce and id come first and the first key
+ * is B's sending key.
+ */
+static void
+keyed_examples(const struct identity *a, const struct identity *b,
+    const uint8_t *a_nonce, const struct hlc_stamp *st)
+{
+	uint8_t pa[LINKKEY_PRIV_LEN], pb[LINKKEY_PRIV_LEN];
+	uint8_t b_nonce[LINK_HELLO_NONCE], ikm[32], salt[32], okm[64];
+	uint8_t info[sizeof(LINKKEY_LABEL) - 1 + 64];
+	uint8_t a_tx[32], a_rx[32], b_tx[32], b_rx[32];
+	const size_t lab = sizeof(LINKKEY_LABEL) - 1;
+	struct linkkey_eph ea, eb;
+	struct linkkey_mac mac;
+	struct link_hello h;
+	struct dcbor_buf body, *out;
+
+	for (size_t i = 0; i < 32; i++) {
+		pa[i] = (uint8_t)(0x40 + i);
+		pb[i] = (uint8_t)(0x60 + i);
+	}
+	for (size_t i = 0; i < sizeof(b_nonce); i++)
+		b_nonce[i] = (uint8_t)(0xff - i * 0x11);
+	ck_assert_int_eq(linkkey_eph_from_private(&ea, pa), 0);
+	ck_assert_int_eq(linkkey_eph_from_private(&eb, pb), 0);
+	ex_bytes("kx_a_public", ea.pub, LINKKEY_PUB_LEN);
+	ex_bytes("kx_b_public", eb.pub, LINKKEY_PUB_LEN);
+
+	memset(&h, 0, sizeof(h));
+	strcpy(h.addr, "127.0.0.1:4000");
+	strcpy(h.name, "a");
+	h.nonce = a_nonce;
+	h.nonce_len = LINK_HELLO_NONCE;
+	h.kx = ea.pub;
+	h.kx_len = LINKKEY_PUB_LEN;
+	dcbor_buf_init(&body);
+	handshake_encode(&body, &h);
+	ex_bytes("hello_kx_a", body.data, body.len);
+	strcpy(h.addr, "127.0.0.1:4001");
+	strcpy(h.name, "b");
+	h.nonce = b_nonce;
+	h.echo = a_nonce;		/* B's proof: echoes A's nonce */
+	h.echo_len = LINK_HELLO_NONCE;
+	h.kx = eb.pub;
+	dcbor_buf_reset(&body);
+	handshake_encode(&body, &h);
+	ex_bytes("proof_kx_b", body.data, body.len);
+
+	/* The doc's recipe, by OpenSSL directly. */
+	ck_assert(memcmp(b->id, a->id, IDENTITY_ID_LEN) < 0);
+	x25519_raw(pa, eb.pub, ikm);
+	ex_bytes("link_ikm", ikm, sizeof(ikm));
+	memcpy(salt, b_nonce, 16);
+	memcpy(salt + 16, a_nonce, 16);
+	ex_bytes("link_salt", salt, sizeof(salt));
+	memcpy(info, LINKKEY_LABEL, lab);
+	memcpy(info + lab, b->id, 32);
+	memcpy(info + lab + 32, a->id, 32);
+	ex_bytes("link_info", info, sizeof(info));
+	hkdf_raw(ikm, salt, sizeof(salt), info, sizeof(info), okm, sizeof(okm));
+	ex_bytes("link_key_lower", okm, 32);
+	ex_bytes("link_key_higher", okm + 32, 32);
+
+	/* ... is what both ends derive. */
+	ck_assert_int_eq(linkkey_derive(&ea, eb.pub, a->id, a_nonce, b->id,
+	    b_nonce, a_tx, a_rx), 0);
+	ck_assert_int_eq(linkkey_derive(&eb, ea.pub, b->id, b_nonce, a->id,
+	    a_nonce, b_tx, b_rx), 0);
+	ck_assert_mem_eq(a_tx, okm + 32, 32);
+	ck_assert_mem_eq(a_rx, okm, 32);
+	ck_assert_mem_eq(b_tx, okm, 32);
+	ck_assert_mem_eq(b_rx, okm + 32, 32);
+
+	/* The PING of example 1, MAC'd by A on that link. */
+	dcbor_buf_reset(&body);
+	dcbor_put_map(&body, 1);
+	dcbor_put_cstr(&body, "seq");
+	dcbor_put_uint(&body, 1);
+	ck_assert_int_eq(linkkey_mac_init(&mac, a_tx), 0);
+	out = ex_new("frame_ping_mac");
+	ck_assert_int_eq(frame_encode_mac(out, a, &mac, FRAME_PING, "fleet",
+	    b->id, st, body.data, body.len, 0, 8u << 20), 0);
+	{
+		struct frame f;
+		struct linkkey_mac brx;
+
+		ck_assert_int_eq(linkkey_mac_init(&brx, b_rx), 0);
+		ck_assert_int_eq(frame_open_keyed(out->data + FRAME_LEN_PREFIX,
+		    out->len - FRAME_LEN_PREFIX, &f, a->id, &brx), FRAME_OK);
+		ex_bytes("frame_ping_mac_tag", f.mac, LINKKEY_MAC_LEN);
+		linkkey_mac_free(&brx);
+	}
+	linkkey_mac_free(&mac);
+	linkkey_eph_free(&ea);
+	linkkey_eph_free(&eb);
+	dcbor_buf_free(&body);
+}
+
 /* Every example, from the keys A (seed 00 01 .. 1f) and B (seed 20 .. 3f). */
 static void
 make_examples(void)
@@ -168,6 +319,9 @@ make_examples(void)
 	dcbor_buf_reset(&body);
 	handshake_encode(&body, &h);
 	ex_bytes("hello_body", body.data, body.len);
+
+	/* 2b. A keyed hello pair, the link's keys and a MAC'd PING. */
+	keyed_examples(&a, &b, nonce, &st);
 
 	/* 3. An entry by A, written into a space: its record and a rumor. */
 	dcbor_buf_reset(&body);

@@ -6,6 +6,7 @@
  * BLOCK, is refused on every other kind, and is outside the signature:
  * changing its bytes leaves a frame that opens, which is why the kind's
  * own rules (the swarm's SHA-256 against the manifest) must check it.
+ * (The MAC'd frame of a keyed link is test_linkkey's.)
  *
  * Random cases come from a seeded PRNG: FRAME_TEST_SEED=n replays a run,
  * and every failing assertion in them prints the seed.
@@ -22,6 +23,7 @@
 #include "frame.h"
 #include "hlc.h"
 #include "identity.h"
+#include "linkkey.h"
 
 static uint64_t test_seed;
 
@@ -1186,9 +1188,54 @@ write_seed(const char *dir, const char *name, uint8_t mode,
 }
 
 /*
+ * fuzz_frame's keyed seeds: MAC'd frames under its fixed key (32 bytes of
+ * 0x42; mode 2 a stream, mode 3 one frame), from its fixed peer (identity
+ * seed 00 01 .. 1f).
+ */
+static void
+write_keyed_seeds(const char *dir)
+{
+	struct identity id;
+	struct linkkey_mac mac;
+	struct dcbor_buf out;
+	uint8_t seed[IDENTITY_SEED_LEN], key[LINKKEY_LEN], to[IDENTITY_ID_LEN];
+	struct hlc_stamp st = { 1700000000000ull, 1, 0 };
+	static const uint8_t body[] = { 0xa1, 0x63, 's', 'e', 'q', 0x01 };
+	size_t one;
+
+	for (size_t i = 0; i < sizeof(seed); i++)
+		seed[i] = (uint8_t)i;
+	ck_assert_int_eq(identity_from_seed(&id, seed), 0);
+	memset(key, 0x42, sizeof(key));
+	memset(to, 0x24, sizeof(to));
+	ck_assert_int_eq(linkkey_mac_init(&mac, key), 0);
+	st.node = id.node;
+	dcbor_buf_init(&out);
+	ck_assert_int_eq(frame_encode_mac(&out, &id, &mac, FRAME_PING, "fleet",
+	    to, &st, body, sizeof(body), 0, FRAME_MAX_DEFAULT), 0);
+	one = out.len;
+	write_seed(dir, "one_mac_ping", 3, out.data + FRAME_LEN_PREFIX,
+	    one - FRAME_LEN_PREFIX);
+	st.logical++;
+	ck_assert_int_eq(frame_encode_mac(&out, &id, &mac, FRAME_BLOCK, "fleet",
+	    to, &st, body, sizeof(body), 4, FRAME_MAX_DEFAULT), 0);
+	dcbor_put_raw(&out, (const uint8_t *)"data", 4);
+	write_seed(dir, "one_mac_block_data", 3, out.data + one +
+	    FRAME_LEN_PREFIX, out.len - one - FRAME_LEN_PREFIX);
+	st.logical++;
+	ck_assert_int_eq(frame_encode(&out, &id, FRAME_PING, "fleet", to, &st,
+	    body, sizeof(body), FRAME_MAX_DEFAULT), 0);
+	write_seed(dir, "stream_mac_block_signed", 2, out.data, out.len);
+	dcbor_buf_free(&out);
+	linkkey_mac_free(&mac);
+	identity_free(&id);
+}
+
+/*
  * With FRAME_SEED_DIR set, write the fuzz_frame seed corpus there: valid
- * signed and bare frames, deterministic (fixed keys, Ed25519).  The first
- * byte is fuzz_frame's mode: 0 a length-prefixed stream, 1 one frame.
+ * signed, bare and MAC'd frames, deterministic (fixed keys, Ed25519,
+ * HMAC).  The first byte is fuzz_frame's mode: 0 a length-prefixed stream,
+ * 1 one frame, 2 and 3 the same opened as a keyed link opens them.
  */
 START_TEST(test_write_fuzz_seeds)
 {
@@ -1262,6 +1309,7 @@ START_TEST(test_write_fuzz_seeds)
 	craft_build(&c, &out);
 	write_seed(dir, "one_bare", 1, out.data, out.len);
 	craft_free(&c);
+	write_keyed_seeds(dir);
 
 	dcbor_buf_free(&out);
 	dcbor_buf_free(&body);
