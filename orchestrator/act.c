@@ -593,7 +593,7 @@ act_write(struct run *r, json_t *step, uint64_t deadline)
 	json_t *ba;
 	int np;
 
-	run_write_window_open(r);
+	gather_window_open(r);
 	np = run_select(r, json_object_get(step, "peer"), ps,
 	    FLEET_MAX_PEERS, true);
 	if (np <= 0)
@@ -635,7 +635,7 @@ act_take(struct run *r, json_t *step, uint64_t deadline)
 		history_loads(r, NULL, false);
 	r->take_target = count > 0 ? (uint64_t)count :
 	    json_object_size(r->writes);
-	run_take_cpu_mark(r);
+	gather_take_cpu_mark(r);
 	r->take_start_ms = clock_mono_ms();
 	r->take_end_ms = 0;
 	if (start_loads(r, ps, np, step, "take", take_keys) == -1)
@@ -908,12 +908,12 @@ act_rest(struct run *r, json_t *step, uint64_t deadline)
 
 	if (json_integer_value(json_object_get(step, "ms")) == 0)
 		return 0;	/* a scenario's rest turned off */
-	b = run_fleet_sum(r);
+	b = gather_fleet_sum(r);
 	if (act_sleep(r, step, deadline) == -1) {
 		json_decref(b);
 		return -1;
 	}
-	e = run_fleet_sum(r);
+	e = gather_fleet_sum(r);
 	s = (double)(clock_mono_ms() - t0) / 1000.0;
 	peers = json_number_value(json_object_get(e, "peers"));
 	if (peers < 1 || s <= 0 || json_number_value(json_object_get(b,
@@ -934,7 +934,7 @@ act_rest(struct run *r, json_t *step, uint64_t deadline)
 	run_set_measure(r, "fleet.rest_cpu_ms_per_peer_s",
 	    REST_D("process.cpu_s") * 1000.0, "ms");
 #undef REST_D
-	nk = run_kinds_text(b, e, peers * s, 6, kinds, sizeof(kinds));
+	nk = gather_kinds_text(b, e, peers * s, 6, kinds, sizeof(kinds));
 	run_note(r, "rest: %.0f peers for %.1f s sent %s frames per peer "
 	    "per second (%s)", peers, s, num_human(frames, "", num,
 	    sizeof(num)), nk ? kinds : "none");

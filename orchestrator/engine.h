@@ -70,20 +70,26 @@ struct peer	*run_one_peer(struct run *r, json_t *step, const char *key);
 bool		 run_compare(double a, const char *op, double b);
 void		 run_write_json(const char *path, json_t *j);
 
+/* ---- gather.c: the fleet's figures into measures -------------------------- */
+
+/* Every peer's metrics at the end into the measures and peer rows. */
+void		 gather_run(struct run *r);
+/* The take measures, CPU per take beside its floor; after check_history. */
+void		 gather_takes(struct run *r);
 /* The fleet's CPU seconds when a take step begins (take.cpu_*). */
-void		 run_take_cpu_mark(struct run *r);
+void		 gather_take_cpu_mark(struct run *r);
 /* Sum the fleet's counters once, when the first write step begins. */
-void		 run_write_window_open(struct run *r);
+void		 gather_window_open(struct run *r);
 /*
  * The live peers' numeric counters summed (and "frames.out_by_kind.KIND",
  * "process.cpu_s", "peers"), asked of all at once: a new object.
  */
-json_t		*run_fleet_sum(struct run *r);
+json_t		*gather_fleet_sum(struct run *r);
 /*
  * The frames sent by kind between two such sums, each over div, largest
  * first, at most max of them, as "kind n, kind n" into out: how many.
  */
-size_t		 run_kinds_text(json_t *from, json_t *to, double div,
+size_t		 gather_kinds_text(json_t *from, json_t *to, double div,
 		    size_t max, char *out, size_t len);
 
 /* ---- act.c: the actions ------------------------------------------------- */

@@ -225,6 +225,22 @@ route_next(const uint8_t holder[IDENTITY_ID_LEN],
 	return rt != NULL ? linked(rt->via, not) : NULL;
 }
 
+/*
+ * The claim a vote answers, the last three keys of both maps below in
+ * canonical order: "entry", "epoch", "holder".
+ */
+static void
+vote_put_claim(struct dcbor_buf *b, const uint8_t id[ENTRY_ID_LEN],
+    uint64_t epoch, const uint8_t holder[IDENTITY_ID_LEN])
+{
+	dcbor_put_cstr(b, "entry");
+	dcbor_put_bytes(b, id, ENTRY_ID_LEN);
+	dcbor_put_cstr(b, "epoch");
+	dcbor_put_uint(b, epoch);
+	dcbor_put_cstr(b, "holder");
+	dcbor_put_bytes(b, holder, IDENTITY_ID_LEN);
+}
+
 /* What a relayed answer's voter signs: {ok, entry, epoch, holder}. */
 static void
 vote_signing_bytes(struct dcbor_buf *b, bool ok,
@@ -234,12 +250,7 @@ vote_signing_bytes(struct dcbor_buf *b, bool ok,
 	dcbor_put_map(b, 4);
 	dcbor_put_cstr(b, "ok");
 	dcbor_put_bool(b, ok);
-	dcbor_put_cstr(b, "entry");
-	dcbor_put_bytes(b, id, ENTRY_ID_LEN);
-	dcbor_put_cstr(b, "epoch");
-	dcbor_put_uint(b, epoch);
-	dcbor_put_cstr(b, "holder");
-	dcbor_put_bytes(b, holder, IDENTITY_ID_LEN);
+	vote_put_claim(b, id, epoch, holder);
 }
 
 /*
@@ -262,12 +273,7 @@ relay_put(struct dcbor_buf *b, bool ok, const uint8_t key[IDENTITY_PUB_LEN],
 	dcbor_put_bytes(b, sig, IDENTITY_SIG_LEN);
 	dcbor_put_cstr(b, "hops");
 	dcbor_put_uint(b, hops);
-	dcbor_put_cstr(b, "entry");
-	dcbor_put_bytes(b, id, ENTRY_ID_LEN);
-	dcbor_put_cstr(b, "epoch");
-	dcbor_put_uint(b, epoch);
-	dcbor_put_cstr(b, "holder");
-	dcbor_put_bytes(b, holder, IDENTITY_ID_LEN);
+	vote_put_claim(b, id, epoch, holder);
 }
 
 static void

@@ -1,0 +1,462 @@
+/*
+ * gather.c: what a run reads from its fleet to measure it: the counters
+ * summed at the write window's start (gather_window_open) and at any step
+ * (gather_fleet_sum), the fleet's CPU at a take step's start
+ * (gather_take_cpu_mark), and at the end every peer's metrics into the
+ * latency, frame, push, CPU and take measures (gather_run, gather_takes).
+ * run.c calls it; it calls the engine's run_* helpers and nothing above.
+ */
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock.h"
+#include "ctl.h"
+#include "engine.h"
+#include "fleet.h"
+#include "hist.h"
+#include "identity.h"
+#include "log.h"
+#include "metrics.h"
+#include "num.h"
+#include "xmalloc.h"
+
+static void
+hist_measure(struct run *r, const char *name, struct hist *h)
+{
+	if (hist_count(h) == 0)
+		return;
+	json_object_set_new(r->measures, name, json_pack(
+	    "{s:s, s:I, s:I, s:I, s:I, s:I, s:I}", "unit", "us",
+	    "count", (json_int_t)hist_count(h),
+	    "p50", (json_int_t)hist_percentile(h, 50),
+	    "p90", (json_int_t)hist_percentile(h, 90),
+	    "p99", (json_int_t)hist_percentile(h, 99),
+	    "p999", (json_int_t)hist_percentile(h, 99.9),
+	    "max", (json_int_t)hist_max(h)));
+}
+
+/*
+ * A peer's frames sent by kind (its counters' frames.out_by_kind object)
+ * added to sum as flat "frames.out_by_kind.<kind>" numbers, so the window
+ * can subtract them like any other counter.
+ */
+static void
+kinds_add(json_t *sum, json_t *counters)
+{
+	char key[96];
+	const char *k;
+	json_t *v;
+
+	json_object_foreach(json_object_get(counters, "frames.out_by_kind"),
+	    k, v) {
+		snprintf(key, sizeof(key), "frames.out_by_kind.%s", k);
+		json_object_set_new(sum, key, json_real(json_number_value(v) +
+		    json_number_value(json_object_get(sum, key))));
+	}
+}
+
+/*
+ * The numeric counters summed over the live peers (each frames.out_by_kind
+ * kind as "frames.out_by_kind.KIND", the process's cpu_s as
+ * "process.cpu_s", the peers that answered as "peers"): the write window
+ * and a rest step count from such a sum.
+ */
+static void
+sum_one(struct run *r, int index, struct peer *p, json_t *m, void *arg)
+{
+	json_t *sum = arg, *v, *c = json_object_get(m, "counters");
+	const char *k;
+
+	(void)r;
+	(void)index;
+	if (m == NULL || p->state != PEER_RUNNING)
+		return;
+#define SUM_ADD(name, x) json_object_set_new(sum, (name), json_real( \
+	json_number_value(json_object_get(sum, (name))) + (x)))
+	json_object_foreach(c, k, v)
+		if (json_is_number(v))
+			SUM_ADD(k, json_number_value(v));
+	kinds_add(sum, c);
+	SUM_ADD("process.cpu_s", json_number_value(json_object_get(
+	    json_object_get(m, "process"), "cpu_s")));
+	SUM_ADD("peers", 1.0);
+#undef SUM_ADD
+}
+
+json_t *
+gather_fleet_sum(struct run *r)
+{
+	json_t *sum = json_object();
+
+	run_call_each(r, "metrics", NULL, CALL_MS, sum_one, sum);
+	return sum;
+}
+
+/* The write window opens when the first write step begins. */
+void
+gather_window_open(struct run *r)
+{
+	if (r->write_base == NULL)
+		r->write_base = gather_fleet_sum(r);
+}
+
+/* A counter summed at the end less its sum when the window opened. */
+static double
+window_delta(struct run *r, const char *name)
+{
+	return json_number_value(json_object_get(r->counters, name)) -
+	    json_number_value(json_object_get(r->write_base, name));
+}
+
+size_t
+gather_kinds_text(json_t *from, json_t *to, double div, size_t max, char *out,
+    size_t len)
+{
+	struct { const char *kind; double n; } k[64], t;
+	const char *key, *pre = "frames.out_by_kind.";
+	size_t nk = 0, used = 0;
+	json_t *v;
+
+	json_object_foreach(to, key, v) {
+		double d;
+
+		if (strncmp(key, pre, strlen(pre)) != 0 || nk == 64 ||
+		    (d = json_number_value(v) - json_number_value(
+		    json_object_get(from, key))) <= 0)
+			continue;
+		k[nk].kind = key + strlen(pre);
+		k[nk++].n = d / div;
+	}
+	for (size_t i = 1; i < nk; i++)
+		for (size_t j = i; j > 0 && k[j].n > k[j - 1].n; j--) {
+			t = k[j];
+			k[j] = k[j - 1];
+			k[j - 1] = t;
+		}
+	if (len > 0)
+		out[0] = '\0';
+	for (size_t i = 0; i < nk && i < max && used + 1 < len; i++) {
+		char num[NUM_BUF];
+
+		used += (size_t)snprintf(out + used, len - used, "%s%s %s",
+		    i ? ", " : "", k[i].kind, num_human(k[i].n, "", num,
+		    sizeof(num)));
+	}
+	return nk < max ? nk : max;
+}
+
+/*
+ * Where the write window's frames went: a note naming every kind the
+ * fleet sent in it, per write, largest first (the breakdown behind
+ * gossip.frames_per_write).
+ */
+static void
+kinds_note(struct run *r, double writes)
+{
+	char text[2048];
+
+	if (gather_kinds_text(r->write_base, r->counters, writes, 64, text,
+	    sizeof(text)) > 0)
+		run_note(r, "frames per write by kind, write window: %s", text);
+}
+
+/* push.eager_edges, push.grafts, push.redundant_copies (docs/report.md). */
+static void
+push_measures(struct run *r)
+{
+	if (r->write_base == NULL || json_object_size(r->writes) == 0)
+		return;
+	run_set_measure(r, "push.eager_edges", r->tree_degree, "count");
+	run_set_measure(r, "push.grafts", window_delta(r, "push.grafts_sent"),
+	    "count");
+	run_set_measure(r, "push.redundant_copies", window_delta(r,
+	    "push.duplicate_records"), "count");
+}
+
+/* What gather() adds up while the answers come in. */
+struct gather {
+	struct metrics_hists	 all;
+	double			 frames_out, bytes_out, bad, cpu_s;
+	int			 answered;
+	bool			 have_metrics;
+	json_t			**rows;		/* one per fleet index */
+};
+
+/* One peer's metrics: its metrics.json, its row, the fleet's sums. */
+static void
+gather_one(struct run *r, int i, struct peer *p, json_t *m, void *arg)
+{
+	struct gather *g = arg;
+	struct metrics_hists one;
+	json_t *c, *proc, *row = g->rows[i], *v;
+	char path[700];
+	const char *k;
+
+	if (m == NULL)
+		return;
+	snprintf(path, sizeof(path), "%s/metrics.json", p->dir);
+	run_write_json(path, m);
+	c = json_object_get(m, "counters");
+	proc = json_object_get(m, "process");
+	json_object_set(row, "cpu_s", json_object_get(proc, "cpu_s"));
+	json_object_set(row, "max_rss_kib", json_object_get(proc,
+	    "max_rss_kib"));
+	json_object_set(row, "frames_in", json_object_get(c, "frames.in"));
+	json_object_set(row, "frames_out", json_object_get(c, "frames.out"));
+	json_object_set(row, "bytes_in", json_object_get(c, "bytes.in"));
+	json_object_set(row, "bytes_out", json_object_get(c, "bytes.out"));
+	r->tree_degree += json_number_value(json_object_get(
+	    json_object_get(m, "gauges"), "push.tree_degree"));
+	g->frames_out += json_number_value(json_object_get(c, "frames.out"));
+	g->bytes_out += json_number_value(json_object_get(c, "bytes.out"));
+	json_object_foreach(json_object_get(c, "frames.bad"), k, v)
+		g->bad += json_number_value(v);
+	kinds_add(r->counters, c);
+	g->cpu_s += json_number_value(json_object_get(proc, "cpu_s"));
+	g->answered++;
+	json_object_foreach(c, k, v) {
+		json_t *sum = json_object_get(r->counters, k);
+
+		if (json_is_number(v))
+			json_object_set_new(r->counters, k, json_real(
+			    json_number_value(v) + (sum ?
+			    json_number_value(sum) : 0)));
+	}
+	metrics_hists_init(&one);
+	if (metrics_hists_from_json(&one, json_object_get(m, "latency")) == 0)
+		metrics_hists_merge(&g->all, &one);
+	g->have_metrics = true;
+}
+
+static int	take_crypto_cost(double *, double *);
+
+/*
+ * gossip.cpu_*: the fleet's CPU seconds in the write window per write,
+ * beside its floor: every peer but the writer verifies each entry once.
+ */
+static void
+cpu_measures(struct run *r, const struct gather *g, double writes)
+{
+	double sign_s, verify_s, cpu, floor;
+
+	cpu = (g->cpu_s - json_number_value(json_object_get(r->write_base,
+	    "process.cpu_s"))) * 1000.0 / writes;
+	run_set_measure(r, "gossip.cpu_ms_per_write", cpu, "ms");
+	if (g->answered < 2 || take_crypto_cost(&sign_s, &verify_s) == -1)
+		return;
+	floor = (double)(g->answered - 1) * verify_s * 1000.0;
+	run_set_measure(r, "gossip.cpu_floor_ms_per_write", floor, "ms");
+	if (floor > 0)
+		run_set_measure(r, "gossip.cpu_over_floor", cpu / floor,
+		    "ratio");
+}
+
+/*
+ * Metrics of every live peer into its directory and the merged measures,
+ * asked of all peers at once (run_call_each); the rows stay in fleet order.
+ */
+/*
+ * Say how often the control client forgave a late answer because its peer
+ * was short of CPU (ctl.c, CTL_STARVED_MS): a run that passed on a host
+ * too small for its fleet must say it was waiting its turn.
+ */
+static void
+starved_note(struct run *r)
+{
+	uint64_t graces = 0, worst = 0;
+	int npeers = 0, wi = -1;
+
+	for (int i = 0; i < r->fleet.npeers; i++) {
+		struct peer *p = r->fleet.peers[i];
+
+		if (p->starved_graces == 0)
+			continue;
+		graces += p->starved_graces;
+		npeers++;
+		if (p->starved_max_ms > worst) {
+			worst = p->starved_max_ms;
+			wi = i;
+		}
+	}
+	if (graces > 0)
+		run_note(r, "watchdog: %llu late control answers from %d peers "
+		    "were waited for because those peers were runnable or using "
+		    "CPU, short of a core (the host is oversubscribed); the "
+		    "longest wait beyond a bound was %llu ms (%s)",
+		    (unsigned long long)graces, npeers,
+		    (unsigned long long)worst, r->fleet.peers[wi]->name);
+}
+
+void
+gather_run(struct run *r)
+{
+	struct gather g;
+
+	memset(&g, 0, sizeof(g));
+	metrics_hists_init(&g.all);
+	g.rows = xcalloc((size_t)r->fleet.npeers + 1, sizeof(*g.rows));
+	for (int i = 0; i < r->fleet.npeers; i++) {
+		struct peer *p = r->fleet.peers[i];
+
+		if (p->state == PEER_PAUSED)
+			fleet_signal(p, SIGCONT);
+		g.rows[i] = json_pack("{s:s, s:i, s:s}", "name", p->name,
+		    "index", i, "state", fleet_state_name(p->state));
+		if (p->pid > 0)
+			json_object_set_new(g.rows[i], "pid",
+			    json_integer(p->pid));
+	}
+	run_call_each(r, "metrics", NULL, CALL_MS, gather_one, &g);
+	for (int i = 0; i < r->fleet.npeers; i++)
+		json_array_append_new(r->peer_rows, g.rows[i]);
+	free(g.rows);
+	starved_note(r);
+	hist_measure(r, "gossip.write_to_visible", &g.all.write_to_visible);
+	hist_measure(r, "throughput.write_to_take", &g.all.write_to_take);
+	hist_measure(r, "control.rtt", &g.all.control_rtt);
+	if (g.have_metrics) {
+		run_set_measure(r, "fleet.frames_out", g.frames_out, "count");
+		run_set_measure(r, "fleet.bytes_out", g.bytes_out, "bytes");
+		run_set_measure(r, "fleet.bad_frames", g.bad, "count");
+		if (json_object_size(r->writes) > 0 && r->write_base != NULL) {
+			double w = (double)json_object_size(r->writes);
+
+			run_set_measure(r, "gossip.frames_per_write",
+			    window_delta(r, "frames.out") / w, "ratio");
+			run_set_measure(r, "gossip.rumor_frames_per_write",
+			    window_delta(r, "frames.out_by_kind.rumor") / w,
+			    "ratio");
+			run_set_measure(r, "gossip.ihave_frames_per_write",
+			    window_delta(r, "frames.out_by_kind.ihave") / w,
+			    "ratio");
+			kinds_note(r, w);
+			cpu_measures(r, &g, w);
+		}
+		push_measures(r);
+	}
+}
+
+/*
+ * The fleet's CPU seconds now (take.cpu_s_per_take counts from here); each
+ * peer's metrics answer is kept as peers/<k>/metrics.take_start.json, so
+ * the take window's counters are the end's minus these.
+ */
+void
+gather_take_cpu_mark(struct run *r)
+{
+	char err[256], path[700];
+
+	r->take_cpu0 = 0;
+	r->take_cpu0_ok = true;
+	for (int i = 0; i < r->fleet.npeers; i++) {
+		json_t *m = NULL;
+
+		if (fleet_live(r->fleet.peers[i]))
+			m = run_call(r, r->fleet.peers[i], "metrics", NULL,
+			    CALL_MS, err, sizeof(err));
+		if (m == NULL) {
+			r->take_cpu0_ok = false;
+			continue;
+		}
+		r->take_cpu0 += json_number_value(json_object_get(
+		    json_object_get(m, "process"), "cpu_s"));
+		snprintf(path, sizeof(path), "%s/metrics.take_start.json",
+		    r->fleet.peers[i]->dir);
+		(void)json_dump_file(m, path, JSON_COMPACT);
+		json_decref(m);
+	}
+}
+
+/*
+ * CPU seconds of one Ed25519 sign and one verify on this host now, as the
+ * mean of n each: the floor of a take's cost is measured, not assumed.
+ */
+static int
+take_crypto_cost(double *sign_s, double *verify_s)
+{
+	struct identity id;
+	uint8_t msg[128], sig[IDENTITY_SIG_LEN];
+	const int n = 200;
+	struct timespec a, b;
+
+	memset(msg, 0x5c, sizeof(msg));
+	if (identity_generate(&id) == -1)
+		return -1;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &a);
+	for (int i = 0; i < n; i++)
+		identity_sign(&id, msg, sizeof(msg), sig);
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &b);
+	*sign_s = ((double)(b.tv_sec - a.tv_sec) +
+	    (double)(b.tv_nsec - a.tv_nsec) / 1e9) / n;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &a);
+	for (int i = 0; i < n; i++)
+		if (identity_verify(id.pub, msg, sizeof(msg), sig) == -1)
+			break;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &b);
+	*verify_s = ((double)(b.tv_sec - a.tv_sec) +
+	    (double)(b.tv_nsec - a.tv_nsec) / 1e9) / n;
+	identity_free(&id);
+	return 0;
+}
+
+/*
+ * The take measures, from the metrics.json gather() wrote for each peer:
+ * take.claim_to_visible (a claim's monotonic stamp to each other peer
+ * holding it), take.retries, take.no_quorum, and the fleet's CPU seconds
+ * from the take step's start to the end of the run, per take, beside its
+ * floor (one claim sign plus one verify per other peer).  Runs after
+ * check_history (it needs history.takes).
+ */
+void
+gather_takes(struct run *r)
+{
+	struct metrics_hists all, one;
+	double cpu = 0, retries = 0, noq = 0, takes, sign_s, verify_s, floor;
+	json_t *m, *c, *tk;
+	char path[700];
+	int have = 0;
+
+	if (!r->had_take_step)
+		return;
+	metrics_hists_init(&all);
+	for (int i = 0; i < r->fleet.npeers; i++) {
+		snprintf(path, sizeof(path), "%s/metrics.json",
+		    r->fleet.peers[i]->dir);
+		if ((m = json_load_file(path, 0, NULL)) == NULL)
+			continue;
+		c = json_object_get(m, "counters");
+		cpu += json_number_value(json_object_get(json_object_get(m,
+		    "process"), "cpu_s"));
+		retries += json_number_value(json_object_get(c,
+		    "takes.retried"));
+		noq += json_number_value(json_object_get(c, "takes.no_quorum"));
+		metrics_hists_init(&one);
+		if (metrics_hists_from_json(&one, json_object_get(m, "latency"))
+		    == 0)
+			metrics_hists_merge(&all, &one);
+		have++;
+		json_decref(m);
+	}
+	if (have == 0)
+		return;
+	hist_measure(r, "take.claim_to_visible", &all.claim_to_visible);
+	run_set_measure(r, "take.retries", retries, "count");
+	run_set_measure(r, "take.no_quorum", noq, "count");
+	tk = json_object_get(json_object_get(r->measures, "history.takes"),
+	    "value");
+	takes = json_number_value(tk);
+	/* Only when every peer reported: a partial sum is no figure. */
+	if (takes <= 0 || have != r->fleet.npeers || !r->take_cpu0_ok ||
+	    take_crypto_cost(&sign_s, &verify_s) == -1)
+		return;
+	cpu -= r->take_cpu0;
+	floor = sign_s + (double)(r->fleet.npeers - 1) * verify_s;
+	run_set_measure(r, "take.cpu_ms_per_take", cpu / takes * 1e3, "ms");
+	run_set_measure(r, "take.cpu_floor_ms_per_take", floor * 1e3, "ms");
+	run_set_measure(r, "take.cpu_over_floor", cpu / takes / floor, "ratio");
+}
+
