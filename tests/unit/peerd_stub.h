@@ -1,16 +1,24 @@
 /*
  * peerd_stub.h: what peerd/main.c defines for the other modules, for the
  * unit tests that link libpeerd without main.c: the daemon's state (td,
- * which the test points pd at in its setup) and the two functions.
+ * which the test points pd at in its setup) and the two functions, and
+ * the start and end every such fixture shares (stub_conf, stub_free).
  * Include it once, from the test's own .c file.
  */
 #ifndef PEERD_STUB_H
 #define PEERD_STUB_H
 
 #include <stdint.h>
+#include <string.h>
+
+#include <event2/event.h>
 
 #include "clock.h"
+#include "identity.h"
+#include "member.h"
 #include "peerd.h"
+#include "replica.h"
+#include "trace.h"
 
 struct peerd		*pd;
 static struct peerd	 td;
@@ -26,6 +34,27 @@ uint64_t
 peerd_uptime_us(void)
 {
 	return clock_mono_us() - pd->start_us;
+}
+
+/* pd at td, zeroed, with conf_defaults and the name "t": a fixture's start. */
+static inline void
+stub_conf(void)
+{
+	pd = &td;
+	memset(pd, 0, sizeof(*pd));
+	conf_defaults(&pd->conf);
+	pd->conf.name = "t";
+}
+
+/* What every fixture holds, freed: replica, members, trace, loop, key. */
+static inline void
+stub_free(void)
+{
+	replica_free();
+	member_free_all();
+	trace_free();
+	event_base_free(pd->base);
+	identity_free(&pd->ident);
 }
 
 #endif

@@ -72,11 +72,7 @@ teardown(void)
 {
 	view_free();
 	link_shutdown();
-	replica_free();
-	member_free_all();
-	trace_free();
-	event_base_free(pd->base);
-	identity_free(&pd->ident);
+	stub_free();
 }
 
 /* {"members": [n made-up members]} */

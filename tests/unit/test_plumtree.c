@@ -66,10 +66,7 @@ setup(void)
 {
 	uint8_t seed[IDENTITY_SEED_LEN];
 
-	pd = &td;
-	memset(pd, 0, sizeof(*pd));
-	conf_defaults(&pd->conf);
-	pd->conf.name = "t";
+	stub_conf();
 	pd->conf.graft_ms = 20;
 	pd->conf.lazy_ms = 10;
 	pd->conf.batch_ms = 0;
@@ -93,11 +90,7 @@ setup(void)
 static void
 teardown(void)
 {
-	replica_free();
-	member_free_all();
-	trace_free();
-	event_base_free(pd->base);
-	identity_free(&pd->ident);
+	stub_free();
 	fake_link_reset();
 }
 

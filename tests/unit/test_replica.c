@@ -36,10 +36,7 @@ setup(void)
 {
 	uint8_t seed[IDENTITY_SEED_LEN], id[IDENTITY_ID_LEN];
 
-	pd = &td;
-	memset(pd, 0, sizeof(*pd));
-	conf_defaults(&pd->conf);
-	pd->conf.name = "t";
+	stub_conf();
 	pd->conf.max_entries = 100;
 	log_init("test_replica", LOG_LVL_ERROR, NULL);
 	memset(seed, 7, sizeof(seed));
@@ -63,11 +60,7 @@ setup(void)
 static void
 teardown(void)
 {
-	replica_free();
-	member_free_all();
-	trace_free();
-	event_base_free(pd->base);
-	identity_free(&pd->ident);
+	stub_free();
 	identity_free(&writer);
 	identity_free(&holder);
 }

@@ -71,10 +71,7 @@ setup_alone(void)
 {
 	uint8_t seed[IDENTITY_SEED_LEN];
 
-	pd = &td;
-	memset(pd, 0, sizeof(*pd));
-	conf_defaults(&pd->conf);
-	pd->conf.name = "t";
+	stub_conf();
 	pd->conf.settle_ms = SETTLE_MS;
 	pd->conf.gossip_ms = 3600000;	/* no anti-entropy in the way */
 	pd->conf.batch_ms = 0;
@@ -119,11 +116,7 @@ setup(void)
 static void
 teardown(void)
 {
-	replica_free();
-	member_free_all();
-	trace_free();
-	event_base_free(pd->base);
-	identity_free(&pd->ident);
+	stub_free();
 	identity_free(&writer);
 	identity_free(&holder_a);
 	identity_free(&holder_b);
