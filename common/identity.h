@@ -57,6 +57,16 @@ int	identity_sign(const struct identity *ident, const void *msg,
  */
 int	identity_verify(const uint8_t pub[IDENTITY_PUB_LEN], const void *msg,
 	    size_t len, const uint8_t sig[IDENTITY_SIG_LEN]);
+/*
+ * The verifications this process made (of every purpose), and the CPU
+ * time of the sampled ones: mean cost = timed_ns / timed.
+ */
+struct identity_cost {
+	uint64_t	verifies;
+	uint64_t	timed;		/* one in eight, timed */
+	uint64_t	timed_ns;	/* their thread CPU time */
+};
+void	identity_verify_cost(struct identity_cost *out);
 /* Drop the verify cache and the reused OpenSSL contexts (tests, exit). */
 void	identity_cache_clear(void);
 

@@ -62,6 +62,9 @@ struct rusage;
 	X(verifies_vote,	"crypto.verifies_vote")			\
 	X(verifies_entry,	"crypto.verifies_entry")		\
 	X(verifies_claim_cached, "crypto.verifies_claim_cached")	\
+	X(verifies,		"crypto.verifies")			\
+	X(verify_timed,		"crypto.verify_timed")			\
+	X(verify_timed_us,	"crypto.verify_timed_us")		\
 	X(sig_failures,		"frames.signature_failures")		\
 	X(mac_failures,		"frames.mac_failures")			\
 	X(links_up,		"links.up")				\

@@ -241,7 +241,7 @@ static int	take_crypto_cost(double *, double *);
 static void
 cpu_measures(struct run *r, const struct gather *g, double writes)
 {
-	double sign_s, verify_s, cpu, floor;
+	double sign_s, verify_s, cpu, floor, timed, in_peers;
 
 	cpu = (g->cpu_s - json_number_value(json_object_get(r->write_base,
 	    "process.cpu_s"))) * 1000.0 / writes;
@@ -253,6 +253,17 @@ cpu_measures(struct run *r, const struct gather *g, double writes)
 	if (floor > 0)
 		run_set_measure(r, "gossip.cpu_over_floor", cpu / floor,
 		    "ratio");
+	/* The same verify, timed inside the peers while they worked. */
+	timed = window_delta(r, "crypto.verify_timed");
+	if (timed <= 0)
+		return;
+	in_peers = window_delta(r, "crypto.verify_timed_us") / timed;
+	run_set_measure(r, "gossip.verify_us_in_peers", in_peers, "us");
+	run_set_measure(r, "gossip.verify_cpu_ms_per_write", window_delta(r,
+	    "crypto.verifies") * in_peers / 1000.0 / writes, "ms");
+	run_note(r, "a verify costs %.1f us inside the peers in the write "
+	    "window, %.1f us timed by the engine at the end", in_peers,
+	    verify_s * 1e6);
 }
 
 /*

@@ -42,6 +42,10 @@ enum measure_better { MEASURE_NONE = 0, MEASURE_LOWER = -1, MEASURE_HIGHER = 1 }
 	    "one Ed25519 verify per peer but the writer, timed on this host") \
 	X("gossip.cpu_over_floor", 0, "ratio", MEASURE_LOWER,		\
 	    "gossip.cpu_ms_per_write / gossip.cpu_floor_ms_per_write")	\
+	X("gossip.verify_us_in_peers", 0, "us", MEASURE_NONE,		\
+	    "CPU of one Ed25519 verify inside the peers in the write window (one in eight timed)") \
+	X("gossip.verify_cpu_ms_per_write", 0, "ms", MEASURE_NONE,	\
+	    "fleet CPU in Ed25519 verifies of every purpose in the write window / entries written") \
 	X("control.rtt", 1, "us", MEASURE_LOWER,			\
 	    "a control request inside a peer, line read to reply queued") \
 	X("history.writes", 0, "count", MEASURE_NONE,			\

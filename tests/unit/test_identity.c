@@ -162,6 +162,32 @@ START_TEST(test_sign_verify)
 }
 END_TEST
 
+/*
+ * Every verification is counted, good or bad, and one in eight is timed:
+ * 64 more verifications are exactly 8 more timed ones, with CPU time.
+ */
+START_TEST(test_verify_cost_counts_and_times)
+{
+	struct identity a;
+	struct identity_cost c0, c1;
+	uint8_t msg[64], sig[64];
+
+	memset(msg, 0x3c, sizeof(msg));
+	ck_assert_int_eq(identity_generate(&a), 0);
+	ck_assert_int_eq(identity_sign(&a, msg, sizeof(msg), sig), 0);
+	identity_verify_cost(&c0);
+	for (int i = 0; i < 64; i++)
+		ck_assert_int_eq(identity_verify(a.pub, msg, sizeof(msg) -
+		    (size_t)(i % 2), sig), i % 2 ? -1 : 0);
+	identity_verify_cost(&c1);
+	ck_assert_uint_eq(c1.verifies - c0.verifies, 64);
+	ck_assert_uint_eq(c1.timed - c0.timed, 8);
+	ck_assert_uint_gt(c1.timed_ns, c0.timed_ns);
+	identity_free(&a);
+	identity_cache_clear();
+}
+END_TEST
+
 START_TEST(test_flipped_bit_fails)
 {
 	struct identity a;
@@ -393,6 +419,7 @@ identity_suite(void)
 	tcase_add_test(tc, test_sign_alternating_keys);
 	tcase_add_test(tc, test_sign_verify);
 	tcase_add_test(tc, test_flipped_bit_fails);
+	tcase_add_test(tc, test_verify_cost_counts_and_times);
 	tcase_add_test(tc, test_verify_cache_replacement);
 	tcase_add_test(tc, test_peer_id);
 	tcase_add_test(tc, test_peer_id_round_trip_random);
