@@ -26,6 +26,7 @@
 #include "rumorset.h"
 #include "stats.h"
 #include "trace.h"
+#include "view.h"
 #include "xmalloc.h"
 
 #define GRAFT_WAITS	4	/* GRAFTs put off while behind the input */
@@ -1097,6 +1098,20 @@ plumtree_tree_degree(void)
 	return norigins == 0 ? (double)links : (double)n / (double)norigins;
 }
 
+unsigned
+plumtree_link_cost(const struct member *m)
+{
+	unsigned n = 0;
+
+	for (unsigned k = 0; k < GOSSIP_ORIGINS; k++) {
+		uint64_t bit = 1ull << k;
+
+		if (origins[k].live && origins[k].last_rid != 0)
+			n += !(m->pt_lazy & bit) + !(m->pt_pruned & bit);
+	}
+	return n;
+}
+
 /* A link to m came up (a new edge starts eager) or went down. */
 void
 plumtree_link(struct member *m, bool up)
@@ -1154,6 +1169,7 @@ plumtree_init(void)
 	lag_dirty = false;
 	memset(grafted, 0, sizeof(grafted));
 	grafted_next = 0;
+	view_set_drop_cost(plumtree_link_cost);
 }
 
 void

@@ -27,4 +27,11 @@ void	plumtree_link(struct member *m, bool up);
 /* Eager edges: the mean over the origins held (links when none). */
 double	plumtree_tree_degree(void);
 
+/*
+ * What losing the link to m costs the trees (view_set_drop_cost): the
+ * live origins it carries eagerly, counted each way.  A link lazy both
+ * ways for every origin goes without a GRAFT or a cut subtree.
+ */
+unsigned plumtree_link_cost(const struct member *m);
+
 #endif

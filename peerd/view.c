@@ -62,6 +62,7 @@ static bool		 joined;	/* a link came up since the last join */
 static bool		 dirty;		/* the passive view changed: save it */
 static bool		 saved;		/* saved once since the start */
 static uint64_t		 last_shuffle_ms, last_swap_ms, last_save_ms;
+static view_cost_fn	 drop_cost;	/* what a link is worth above */
 
 #define VIEW_SAVE_MS	30000	/* view.addrs rewritten at most this often */
 
@@ -174,9 +175,38 @@ quiet_pick(const struct member *not1)
 }
 
 /*
+ * A random active member other than not1 among those whose loss costs the
+ * layers above least (view_set_drop_cost; all the same without one).
+ */
+static struct member *
+cheapest_pick(const struct member *not1)
+{
+	struct member *pick = NULL;
+	unsigned best = 0, c;
+	uint32_t seen = 0;
+
+	for (size_t i = 0; i < member_count(); i++) {
+		struct member *m = member_at(i);
+
+		if (m->link == NULL || m == not1)
+			continue;
+		c = drop_cost != NULL ? drop_cost(m) : 0;
+		if (pick == NULL || c < best) {
+			pick = m;
+			best = c;
+			seen = 1;
+		} else if (c == best && rnd(++seen) == 0)
+			pick = m;
+	}
+	return pick;
+}
+
+/*
  * The link to drop: the quietest quiet one, else the oldest that has
  * heard nothing since its handshake yet (it may be about to go quiet; a
- * link that carried frames is known to work), else a random one.
+ * link that carried frames is known to work), else a random one of those
+ * that cost least to lose (a link in no broadcast tree before a tree edge:
+ * dropping an edge cuts the subtree below it until a GRAFT mends it).
  */
 static struct member *
 drop_pick(const struct member *not1)
@@ -193,7 +223,13 @@ drop_pick(const struct member *not1)
 		    o->view_up_ms < m->view_up_ms))
 			m = o;
 	}
-	return m != NULL ? m : active_pick(not1, NULL);
+	return m != NULL ? m : cheapest_pick(not1);
+}
+
+void
+view_set_drop_cost(view_cost_fn fn)
+{
+	drop_cost = fn;
 }
 
 /* ---- the passive view -------------------------------------------------- */
@@ -1011,6 +1047,8 @@ view_init(void)
 	memset(forgotten, 0, sizeof(forgotten));
 	forgotten_next = 0;
 	last_shuffle_ms = last_swap_ms = last_save_ms = clock_mono_ms();
+	/* A random phase: a fleet started together must not swap together. */
+	last_swap_ms -= rnd(pd->conf.swap_ms) % (last_swap_ms + 1);
 	saved = false;
 	if (pd->conf.dir != NULL)
 		passive_load();

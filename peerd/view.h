@@ -48,6 +48,13 @@ struct member;
 
 /* Register the view's frame kinds and observer; load DIR/view.addrs. */
 void	 view_init(void);
+/*
+ * What losing the link to a member costs the layers above (0 nothing):
+ * when a link must be dropped and none is quiet or unproven, one of the
+ * cheapest goes.  The broadcast layer sets it.
+ */
+typedef unsigned (*view_cost_fn)(const struct member *);
+void	 view_set_drop_cost(view_cost_fn fn);
 /* Save the passive view and forget everything (at shutdown). */
 void	 view_free(void);
 /* Dial host:port as a seed: JOIN through it until a link comes up. 0/-1. */

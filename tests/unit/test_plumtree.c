@@ -32,6 +32,7 @@
 #include "log.h"
 #include "member.h"
 #include "peerd.h"
+#include "plumtree.h"
 #include "replica.h"
 #include "stats.h"
 #include "trace.h"
@@ -390,6 +391,34 @@ END_TEST
  * Our own rumors need no way in: every copy that comes back is pruned,
  * and the urgent lane (a claim) goes in full to every link, lazy or not.
  */
+/*
+ * What dropping a link costs the trees (the view drops the cheapest when
+ * it must drop one): nothing before any rumor; after X's tree formed, a
+ * neighbour we pruned and that pruned us costs nothing, our way in costs
+ * both directions.
+ */
+START_TEST(a_link_in_no_tree_costs_nothing_to_drop)
+{
+	struct dcbor_buf buf;
+
+	ck_assert_uint_eq(plumtree_link_cost(a), 0);
+	ck_assert_uint_eq(plumtree_link_cost(b), 0);
+	rumor(&buf, 0x1001);
+	recv_kind(b, FRAME_RUMOR, &buf);
+	run_for(5);
+	ck_assert_uint_eq(plumtree_link_cost(a), 2);
+	ck_assert_uint_eq(plumtree_link_cost(b), 2);
+	rumor(&buf, 0x1001);
+	recv_kind(a, FRAME_RUMOR, &buf);	/* a duplicate: we prune a */
+	ck_assert_uint_eq(plumtree_link_cost(a), 1);
+	prune(&buf, ORIGIN_X);
+	recv_kind(a, FRAME_PRUNE, &buf);	/* and a prunes us */
+	ck_assert_uint_eq(plumtree_link_cost(a), 0);
+	ck_assert_uint_eq(plumtree_link_cost(b), 2);
+	ck_assert_uint_eq(plumtree_link_cost(c), 2);
+}
+END_TEST
+
 START_TEST(own_rumors_and_the_urgent_lane)
 {
 	struct dcbor_buf buf, rec;
@@ -822,6 +851,7 @@ plumtree_suite(void)
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, eager_then_prune_then_lazy);
+	tcase_add_test(tc, a_link_in_no_tree_costs_nothing_to_drop);
 	tcase_add_test(tc, own_rumors_and_the_urgent_lane);
 	tcase_add_test(tc, a_lost_tree_node_is_routed_around);
 	tcase_add_test(tc, graft_repairs_a_pruned_path);
