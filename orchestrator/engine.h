@@ -154,4 +154,21 @@ void		 watch_tick(evutil_socket_t fd, short what, void *arg);
 /* After a trip: verdicts, hang/, the error naming the peers. */
 void		 watch_capture(struct run *r);
 
+/* ---- floor.c: a sign's and a verify's cost, timed all through the run -- */
+
+struct floor_cost {
+	size_t		 batches;	/* the median's */
+	size_t		 late;		/* of them timed at the end: the
+					   window held fewer than 5 */
+	double		 sign_s, verify_s;	/* their medians */
+	double		 verify_lo_s, verify_hi_s;
+};
+/* Time a batch now and one every second from now on (the run's loop). */
+void		 floor_start(struct run *r);
+void		 floor_stop(struct run *r);
+/* The median batch since since_us (clock_mono_us); 0 or -1. */
+int		 floor_cost(struct run *r, uint64_t since_us,
+		    struct floor_cost *out);
+void		 floor_free(struct run *r);
+
 #endif

@@ -100,8 +100,10 @@ gather_fleet_sum(struct run *r)
 void
 gather_window_open(struct run *r)
 {
-	if (r->write_base == NULL)
+	if (r->write_base == NULL) {
+		r->write_open_us = clock_mono_us();
 		r->write_base = gather_fleet_sum(r);
+	}
 }
 
 /* A counter summed at the end less its sum when the window opened. */
@@ -232,7 +234,16 @@ gather_one(struct run *r, int i, struct peer *p, json_t *m, void *arg)
 	g->have_metrics = true;
 }
 
-static int	take_crypto_cost(double *, double *);
+/* What the floor of a window was timed from, in the notes. */
+static void
+floor_note(struct run *r, const char *window, const struct floor_cost *fc)
+{
+	run_note(r, "the %s floor: %zu batches of 10 timed in the window "
+	    "and %zu at its end, a sign %.1f us, a verify %.1f us (the median "
+	    "batch; verify batches %.1f to %.1f us)", window,
+	    fc->batches - fc->late, fc->late, fc->sign_s * 1e6,
+	    fc->verify_s * 1e6, fc->verify_lo_s * 1e6, fc->verify_hi_s * 1e6);
+}
 
 /*
  * gossip.cpu_*: the fleet's CPU seconds in the write window per write,
@@ -241,13 +252,16 @@ static int	take_crypto_cost(double *, double *);
 static void
 cpu_measures(struct run *r, const struct gather *g, double writes)
 {
-	double sign_s, verify_s, cpu, floor, timed, in_peers;
+	struct floor_cost fc;
+	double cpu, floor, timed, in_peers, verify_s;
 
 	cpu = (g->cpu_s - json_number_value(json_object_get(r->write_base,
 	    "process.cpu_s"))) * 1000.0 / writes;
 	run_set_measure(r, "gossip.cpu_ms_per_write", cpu, "ms");
-	if (g->answered < 2 || take_crypto_cost(&sign_s, &verify_s) == -1)
+	if (g->answered < 2 || floor_cost(r, r->write_open_us, &fc) == -1)
 		return;
+	verify_s = fc.verify_s;
+	floor_note(r, "write", &fc);
 	floor = (double)(g->answered - 1) * verify_s * 1000.0;
 	run_set_measure(r, "gossip.cpu_floor_ms_per_write", floor, "ms");
 	if (floor > 0)
@@ -261,8 +275,8 @@ cpu_measures(struct run *r, const struct gather *g, double writes)
 	run_set_measure(r, "gossip.verify_us_in_peers", in_peers, "us");
 	run_set_measure(r, "gossip.verify_cpu_ms_per_write", window_delta(r,
 	    "crypto.verifies") * in_peers / 1000.0 / writes, "ms");
-	run_note(r, "a verify costs %.1f us inside the peers in the write "
-	    "window, %.1f us timed by the engine at the end", in_peers,
+	run_note(r, "a verify cost %.1f us inside the peers in the write "
+	    "window, %.1f us in the engine's timings", in_peers,
 	    verify_s * 1e6);
 }
 
@@ -363,6 +377,7 @@ gather_take_cpu_mark(struct run *r)
 
 	r->take_cpu0 = 0;
 	r->take_cpu0_ok = true;
+	r->take_open_us = clock_mono_us();
 	for (int i = 0; i < r->fleet.npeers; i++) {
 		json_t *m = NULL;
 
@@ -383,38 +398,6 @@ gather_take_cpu_mark(struct run *r)
 }
 
 /*
- * CPU seconds of one Ed25519 sign and one verify on this host now, as the
- * mean of n each: the floor of a take's cost is measured, not assumed.
- */
-static int
-take_crypto_cost(double *sign_s, double *verify_s)
-{
-	struct identity id;
-	uint8_t msg[128], sig[IDENTITY_SIG_LEN];
-	const int n = 200;
-	struct timespec a, b;
-
-	memset(msg, 0x5c, sizeof(msg));
-	if (identity_generate(&id) == -1)
-		return -1;
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &a);
-	for (int i = 0; i < n; i++)
-		identity_sign(&id, msg, sizeof(msg), sig);
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &b);
-	*sign_s = ((double)(b.tv_sec - a.tv_sec) +
-	    (double)(b.tv_nsec - a.tv_nsec) / 1e9) / n;
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &a);
-	for (int i = 0; i < n; i++)
-		if (identity_verify(id.pub, msg, sizeof(msg), sig) == -1)
-			break;
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &b);
-	*verify_s = ((double)(b.tv_sec - a.tv_sec) +
-	    (double)(b.tv_nsec - a.tv_nsec) / 1e9) / n;
-	identity_free(&id);
-	return 0;
-}
-
-/*
  * The take measures, from the metrics.json gather() wrote for each peer:
  * take.claim_to_visible (a claim's monotonic stamp to each other peer
  * holding it), take.retries, take.no_quorum, and the fleet's CPU seconds
@@ -426,7 +409,8 @@ void
 gather_takes(struct run *r)
 {
 	struct metrics_hists all, one;
-	double cpu = 0, retries = 0, noq = 0, takes, sign_s, verify_s, floor;
+	double cpu = 0, retries = 0, noq = 0, takes, floor;
+	struct floor_cost fc;
 	json_t *m, *c, *tk;
 	char path[700];
 	int have = 0;
@@ -462,10 +446,11 @@ gather_takes(struct run *r)
 	takes = json_number_value(tk);
 	/* Only when every peer reported: a partial sum is no figure. */
 	if (takes <= 0 || have != r->fleet.npeers || !r->take_cpu0_ok ||
-	    take_crypto_cost(&sign_s, &verify_s) == -1)
+	    floor_cost(r, r->take_open_us, &fc) == -1)
 		return;
+	floor_note(r, "take", &fc);
 	cpu -= r->take_cpu0;
-	floor = sign_s + (double)(r->fleet.npeers - 1) * verify_s;
+	floor = fc.sign_s + (double)(r->fleet.npeers - 1) * fc.verify_s;
 	run_set_measure(r, "take.cpu_ms_per_take", cpu / takes * 1e3, "ms");
 	run_set_measure(r, "take.cpu_floor_ms_per_take", floor * 1e3, "ms");
 	run_set_measure(r, "take.cpu_over_floor", cpu / takes / floor, "ratio");

@@ -382,6 +382,7 @@ timers_start(struct run *r)
 		    r);
 		event_add(r->ev_sample, &sp);
 	}
+	floor_start(r);
 }
 
 static void
@@ -390,6 +391,7 @@ timers_stop(struct run *r)
 	struct event **evs[] = { &r->ev_watch, &r->ev_sample, &r->ev_progress,
 	    &r->ev_collect };
 
+	floor_stop(r);
 	for (size_t i = 0; i < sizeof(evs) / sizeof(evs[0]); i++)
 		if (*evs[i] != NULL) {
 			event_free(*evs[i]);
@@ -771,6 +773,7 @@ run_free(struct run *r)
 {
 	/* The fleet first: its last callbacks may still look at the run. */
 	fleet_free(&r->fleet);
+	floor_free(r);
 	if (r->timeline != NULL)
 		fclose(r->timeline);
 	if (r->samples != NULL)

@@ -92,6 +92,9 @@ struct run {
 	struct event	*ev_sample;	/* metrics round: sample_ms */
 	struct event	*ev_progress;	/* the progress line */
 	struct event	*ev_collect;	/* takes, load counts: COLLECT_MS */
+	struct floor	*floor;		/* crypto timings (floor.c) */
+	uint64_t	 write_open_us;	/* the write window opened */
+	uint64_t	 take_open_us;	/* the take step began */
 	enum run_step_state step_state;
 	uint64_t	 step_start_ms;
 	bool		 hang;		/* the watchdog tripped: stop, capture */
