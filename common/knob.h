@@ -43,7 +43,7 @@
 	X("repair-max-ms", repair_max_ms, U32, 10, 3600000, 16000, \
 	    "longest repair period, reached while repairs find nothing") \
 	X("tick-ms", tick_ms, U32, 10, 3600000, 250, \
-	    "ms between two failure-detector pings") \
+	    "least ms between two runs of the tick (it sleeps until work is due)") \
 	X("silence-ms", silence_ms, U32, 100, 86400000, 30000, \
 	    "ms of silence after which a member is dead") \
 	X("ping-timeout-ms", ping_timeout_ms, U32, 10, 3600000, 2000, \

@@ -113,6 +113,25 @@ metrics_wants(const json_t *only, const char *sec, const char *key)
 	return false;
 }
 
+/* Some name in only (NULL: all) is sec or a name inside it. */
+static bool
+section_wanted(const json_t *only, const char *sec)
+{
+	size_t i, sl = strlen(sec);
+	json_t *v;
+
+	if (only == NULL)
+		return true;
+	json_array_foreach(only, i, v) {
+		const char *n = json_string_value(v);
+
+		if (n != NULL && strncmp(n, sec, sl) == 0 && (n[sl] == '\0' ||
+		    n[sl] == '.'))
+			return true;
+	}
+	return false;
+}
+
 void
 metrics_keep(json_t *o, const json_t *only, const char *sec)
 {
@@ -302,10 +321,14 @@ metrics_snapshot_json(const struct metrics *m,
 {
 	json_t *o = json_object();
 
-	metrics_set_section(o, "counters", counters_json(m, only), only);
-	if (hists != NULL)
+	/* A section none of only names is not built (a sample's answer). */
+	if (section_wanted(only, "counters"))
+		metrics_set_section(o, "counters", counters_json(m, only),
+		    only);
+	if (hists != NULL && section_wanted(only, "latency"))
 		metrics_set_section(o, "latency", hists_json(hists, only),
 		    only);
-	metrics_set_section(o, "process", metrics_rusage_json(), only);
+	if (section_wanted(only, "process"))
+		metrics_set_section(o, "process", metrics_rusage_json(), only);
 	return o;
 }

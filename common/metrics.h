@@ -78,6 +78,7 @@ struct rusage;
 	X(notify_sent,		"notify.sent")				\
 	X(completes,		"space.completes")			\
 	X(heap_trims,		"heap.trims")				\
+	X(tick_runs,		"tick.runs")				\
 	X(heap_trim_us,		"heap.trim_us")				\
 	X(records_received,	"records.received")			\
 	X(records_batched,	"records.batched")			\

@@ -13,6 +13,7 @@
 #include <event2/event.h>
 #include <jansson.h>
 
+#include "ctl.h"
 #include "run.h"
 
 #define CALL_MS		5000	/* bound on one control request */
@@ -20,7 +21,7 @@
 #define POLL_NS		(20 * 1000 * 1000)	/* between two looks */
 #define COLLECT_MS	500	/* take collection; looks at write loads */
 #define PROGRESS_MS	10000	/* progress line when not on a terminal */
-#define WATCH_EVERY_MS	1000	/* the watchdog's hello round */
+#define WATCH_EVERY_MS	1000	/* the watchdog's round (at most) */
 #define WATCH_ANSWER_MS	5000	/* bound on a hello */
 #define WATCH_QUIET_MS	2000	/* after a stall: unanswered this long and
 				   without CPU time is stuck (watch.c) */
@@ -141,7 +142,10 @@ void		 history_check(struct run *r);
 /* ---- sample.c: samples, take collection, the progress line -------------- */
 
 void		 sample_progress(struct run *r, bool force);
-void		 sample_tick(evutil_socket_t fd, short what, void *arg);
+/* A sample round due now: its request's arguments (yours), else NULL. */
+json_t		*sample_round(struct run *r);
+/* Send p its sample of the round (the watchdog's call to p this tick). */
+void		 sample_call(struct run *r, struct peer *p, json_t *only);
 void		 sample_progress_tick(evutil_socket_t fd, short what, void *arg);
 void		 sample_collect_tick(evutil_socket_t fd, short what, void *arg);
 
@@ -149,7 +153,10 @@ void		 sample_collect_tick(evutil_socket_t fd, short what, void *arg);
 
 /* p (NULL: the fleet) missed a bound: stop the run for a capture. */
 void		 watch_trip(struct run *r, struct peer *p, const char *why);
-/* The watchdog's timer: hellos and the stall check. */
+/* The answer to the watchdog's call to p (a hello or a sample). */
+void		 watch_answer(struct run *r, struct peer *p, enum ctl_status st,
+		    const json_t *res, const char *err);
+/* The watchdog's timer: a hello or a sample to each peer, the stall check. */
 void		 watch_tick(evutil_socket_t fd, short what, void *arg);
 /* After a trip: verdicts, hang/, the error naming the peers. */
 void		 watch_capture(struct run *r);

@@ -346,7 +346,7 @@ fleet_spawn(struct fleet *f, struct peer *p, char **seeds, int nseeds,
 	p->state = PEER_RUNNING;
 	p->expect_exit = false;
 	p->stuck = false;
-	p->hello_inflight = false;
+	p->watch_inflight = false;
 	p->takes_inflight = false;
 	p->started_ms = clock_mono_ms();
 	fleet_disconnect(p);

@@ -59,7 +59,7 @@ struct peer {
 	int		 ready_fd;	/* the ready line's pipe; -1 */
 	char		 ready_buf[2048];
 	size_t		 ready_len;
-	bool		 hello_inflight;	/* watchdog: a hello not answered */
+	bool		 watch_inflight;	/* watchdog: its call not answered */
 	bool		 takes_inflight;	/* a "takes" call not answered */
 	bool		 stuck;		/* missed a bound: no more calls */
 	uint64_t	 starved_graces;	/* late answers forgiven: no CPU */

@@ -357,17 +357,26 @@ raise_nofile(struct run *r)
 		    rl.rlim_max, (unsigned long long)want, (long long)n);
 }
 
-/* The timers, started once the run directory exists. */
+/*
+ * The timers, started once the run directory exists.  The samples ride on
+ * the watchdog's tick (watch.c), which runs every second, or every
+ * sample_ms when that is shorter.
+ */
 static void
 timers_start(struct run *r)
 {
 	json_int_t period = json_integer_value(json_object_get(r->scn,
 	    "sample_ms"));
-	struct timeval watch = { WATCH_EVERY_MS / 1000, 0 };
+	struct timeval watch;
 	struct timeval collect = { 0, COLLECT_MS * 1000 };
 	struct timeval prog = r->tty ? (struct timeval){ 0, 200 * 1000 } :
 	    (struct timeval){ PROGRESS_MS / 1000, 0 };
 
+	r->sample_ms = period > 0 ? (int)period : 0;
+	r->watch_ms = r->sample_ms > 0 && r->sample_ms < WATCH_EVERY_MS ?
+	    r->sample_ms : WATCH_EVERY_MS;
+	watch.tv_sec = r->watch_ms / 1000;
+	watch.tv_usec = (suseconds_t)(r->watch_ms % 1000) * 1000;
 	r->ev_watch = event_new(r->base, -1, EV_PERSIST, watch_tick, r);
 	event_add(r->ev_watch, &watch);
 	r->ev_collect = event_new(r->base, -1, EV_PERSIST, sample_collect_tick, r);
@@ -375,20 +384,13 @@ timers_start(struct run *r)
 	r->ev_progress = event_new(r->base, -1, EV_PERSIST, sample_progress_tick, r);
 	if (r->opts.verbose >= 0)
 		event_add(r->ev_progress, &prog);
-	if (period > 0) {
-		struct timeval sp = { period / 1000, (period % 1000) * 1000 };
-
-		r->ev_sample = event_new(r->base, -1, EV_PERSIST, sample_tick,
-		    r);
-		event_add(r->ev_sample, &sp);
-	}
 	floor_start(r);
 }
 
 static void
 timers_stop(struct run *r)
 {
-	struct event **evs[] = { &r->ev_watch, &r->ev_sample, &r->ev_progress,
+	struct event **evs[] = { &r->ev_watch, &r->ev_progress,
 	    &r->ev_collect };
 
 	floor_stop(r);

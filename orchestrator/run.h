@@ -88,8 +88,11 @@ struct run {
 	uint64_t	 progress_ms;	/* watchdog: last step end or activity */
 	/* the engine's loop and its timers (run.c) */
 	struct event_base *base;
-	struct event	*ev_watch;	/* hello round, stall check: 1 s */
-	struct event	*ev_sample;	/* metrics round: sample_ms */
+	struct event	*ev_watch;	/* watchdog round, samples: watch_ms */
+	int		 watch_ms;	/* 1 s, or sample_ms when shorter */
+	int		 sample_ms;	/* the scenario's; 0: no samples */
+	uint64_t	 sample_next_ms;	/* the next round's time */
+	uint64_t	 hello_round_ms;	/* the last hello round */
 	struct event	*ev_progress;	/* the progress line */
 	struct event	*ev_collect;	/* takes, load counts: COLLECT_MS */
 	struct floor	*floor;		/* crypto timings (floor.c) */

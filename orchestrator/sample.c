@@ -1,7 +1,8 @@
 /*
- * sample.c: the engine's timers besides the watchdog: the samples (one
- * "metrics" call to every running peer at once), the take collection and
- * the progress line.  They run on the loop whatever the step does.
+ * sample.c: the samples (one "metrics" call to every running peer at once,
+ * sent by the watchdog's tick as that tick's call: watch.c), and the
+ * engine's other timers: the take collection and the progress line.  They
+ * run on the loop whatever the step does.
  */
 #include <errno.h>
 #include <math.h>
@@ -57,8 +58,7 @@ sample_cb(struct peer *p, enum ctl_status st, json_t *m, const char *err,
 		if (ms > r->sample_round_max_ms)
 			r->sample_round_max_ms = ms;
 	}
-	if (st == CTL_TIMEOUT)
-		watch_trip(r, p, err);
+	watch_answer(r, p, st, m, err);	/* trips on a timeout */
 	if (st != CTL_OK || r->samples == NULL)
 		return;
 	c = json_object_get(m, "counters");
@@ -83,37 +83,43 @@ sample_cb(struct peer *p, enum ctl_status st, json_t *m, const char *err,
 		fflush(r->samples);
 }
 
-/* The sample timer: one "metrics" call to every running peer at once. */
-void
-sample_tick(evutil_socket_t fd, short what, void *arg)
+/*
+ * A sample round is due (every sample_ms, at the watchdog tick nearest its
+ * time; none while the last round is not in yet): start it and return the
+ * request's arguments for sample_call (the caller's reference), else NULL.
+ */
+json_t *
+sample_round(struct run *r)
 {
-	struct run *r = arg;
+	uint64_t now = clock_mono_ms();
 
-	(void)fd;
-	(void)what;
-	json_t *only;
-
-	if (r->sample_inflight > 0 || r->samples == NULL)
-		return;		/* the last round is not in yet */
+	if (r->sample_ms <= 0 || r->samples == NULL || r->sample_inflight > 0)
+		return NULL;
+	if (r->sample_next_ms != 0 && now + (uint64_t)r->watch_ms / 2 <
+	    r->sample_next_ms)
+		return NULL;
+	r->sample_next_ms = r->sample_next_ms == 0 || now >
+	    r->sample_next_ms + (uint64_t)r->sample_ms ? now +
+	    (uint64_t)r->sample_ms : r->sample_next_ms + (uint64_t)r->sample_ms;
+	r->sample_sent_us = clock_mono_us();
 	/*
 	 * Only what a sample line keeps: the whole answer is 20 KB of JSON a
 	 * peer, which at 1,000 peers a second is the engine's and the
-	 * fleet's largest cost at rest.
+	 * fleet's largest cost at rest.  The gauges carry "activity", which
+	 * the watchdog reads as it reads a hello's.
 	 */
-	only = json_pack("{s:[s,s,s,s,s,s,s,s]}", "only", "counters.frames.in",
+	return json_pack("{s:[s,s,s,s,s,s,s,s]}", "only", "counters.frames.in",
 	    "counters.frames.out", "counters.bytes.in", "counters.bytes.out",
 	    "counters.space.writes", "counters.takes.won",
 	    "counters.swarm.bytes_received", "gauges");
-	r->sample_sent_us = clock_mono_us();
-	for (int i = 0; i < r->fleet.npeers; i++) {
-		struct peer *p = r->fleet.peers[i];
+}
 
-		if (p->state != PEER_RUNNING || p->stuck)
-			continue;
-		r->sample_inflight++;
-		ctl_call(r->base, p, "metrics", only, CALL_MS, sample_cb, r);
-	}
-	json_decref(only);
+/* p's sample in round only: the watchdog's call to p this tick. */
+void
+sample_call(struct run *r, struct peer *p, json_t *only)
+{
+	r->sample_inflight++;
+	ctl_call(r->base, p, "metrics", only, WATCH_ANSWER_MS, sample_cb, r);
 }
 
 void

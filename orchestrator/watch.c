@@ -1,6 +1,7 @@
 /*
- * watch.c: the watchdog.  A timer asks every running peer "hello" each
- * second; any control call or hello that misses its bound, or a fleet
+ * watch.c: the watchdog.  A timer gives every running peer one call each
+ * second: the sample's "metrics" when a sample round is due (sample.c),
+ * else a "hello"; any control call that misses its bound, or a fleet
  * without progress for --stall-s, trips it (watch_trip): every wait on the
  * loop returns, and run_scenario() calls watch_capture(), which tells
  * starved from stuck from /proc, captures every peer into hang/ and ends
@@ -58,14 +59,13 @@ watch_trip(struct run *r, struct peer *p, const char *why)
 	event_base_loopbreak(r->base);
 }
 
-static void
-hello_cb(struct peer *p, enum ctl_status st, json_t *h, const char *err,
-    void *arg)
+void
+watch_answer(struct run *r, struct peer *p, enum ctl_status st,
+    const json_t *res, const char *err)
 {
-	struct run *r = arg;
-	uint64_t act;
+	json_t *act;
 
-	p->hello_inflight = false;
+	p->watch_inflight = false;
 	if (st == CTL_TIMEOUT) {
 		watch_trip(r, p, err);
 		return;
@@ -73,24 +73,40 @@ hello_cb(struct peer *p, enum ctl_status st, json_t *h, const char *err,
 	if (st != CTL_OK)
 		return;		/* gone: the reaper says how */
 	p->answered_ms = clock_mono_ms();
-	act = (uint64_t)json_integer_value(json_object_get(h, "activity"));
-	if (act != p->activity) {
-		p->activity = act;
+	/* hello's "activity", or the sample's gauge of the same number */
+	act = json_object_get(res, "activity");
+	if (act == NULL)
+		act = json_object_get(json_object_get(res, "gauges"),
+		    "activity");
+	if ((uint64_t)json_integer_value(act) != p->activity) {
+		p->activity = (uint64_t)json_integer_value(act);
 		r->progress_ms = clock_mono_ms();
 	}
 }
 
+static void
+hello_cb(struct peer *p, enum ctl_status st, json_t *h, const char *err,
+    void *arg)
+{
+	watch_answer(arg, p, st, h, err);
+}
+
 /*
- * The watchdog timer, every second whatever the step: a "hello" to each
- * running peer (bounded by WATCH_ANSWER_MS; one in flight at most), and
- * the stall check: no step ended and no activity (frames, writes, takes)
- * moved for --stall-s.
+ * The watchdog timer, every second (every sample_ms when that is
+ * shorter) whatever the step: one call to each running peer with none in
+ * flight, bounded by WATCH_ANSWER_MS -- the sample's "metrics" when a
+ * sample round is due, else a "hello" (at most one hello round a second)
+ * -- and the stall check: no step ended and no activity (frames, writes,
+ * takes) moved for --stall-s.  So a peer is asked as often as before the
+ * sample rode on the watchdog, with one call a second where it had two.
  */
 void
 watch_tick(evutil_socket_t fd, short what, void *arg)
 {
 	struct run *r = arg;
 	uint64_t now = clock_mono_ms();
+	json_t *sample;
+	bool hello;
 
 	(void)fd;
 	(void)what;
@@ -98,14 +114,25 @@ watch_tick(evutil_socket_t fd, short what, void *arg)
 		return;
 	if (r->progress_ms == 0)
 		r->progress_ms = now;
-	for (int i = 0; i < r->fleet.npeers; i++) {
+	sample = sample_round(r);
+	hello = sample == NULL && now + WATCH_EVERY_MS / 4 >=
+	    r->hello_round_ms + WATCH_EVERY_MS;
+	if (hello)
+		r->hello_round_ms = now;
+	for (int i = 0; i < r->fleet.npeers && (sample != NULL || hello);
+	    i++) {
 		struct peer *p = r->fleet.peers[i];
 
-		if (p->state != PEER_RUNNING || p->stuck || p->hello_inflight)
+		if (p->state != PEER_RUNNING || p->stuck || p->watch_inflight)
 			continue;
-		p->hello_inflight = true;
-		ctl_call(r->base, p, "hello", NULL, WATCH_ANSWER_MS, hello_cb, r);
+		p->watch_inflight = true;
+		if (sample != NULL)
+			sample_call(r, p, sample);
+		else
+			ctl_call(r->base, p, "hello", NULL, WATCH_ANSWER_MS,
+			    hello_cb, r);
 	}
+	json_decref(sample);
 	if (r->opts.stall_s > 0 && now - r->progress_ms >= (uint64_t)
 	    r->opts.stall_s * 1000u) {
 		char why[120];
@@ -173,7 +200,8 @@ watch_verdicts(struct run *r)
  * first (nothing moved for --stall-s while a hello to a stuck peer was
  * still inside its bound).  So after the verdicts, every peer the scenario
  * did not pause is named too when it is stopped from outside (state T) or
- * found stuck without having answered a hello for WATCH_QUIET_MS.
+ * found stuck without having answered the watchdog's call (a hello or a
+ * sample) for WATCH_QUIET_MS.
  */
 static void
 watch_blame(struct run *r)
@@ -186,7 +214,7 @@ watch_blame(struct run *r)
 		if (p->stuck || p->state != PEER_RUNNING)
 			continue;
 		if (p->verdict_kind == VERDICT_STOPPED ||
-		    (p->verdict_kind == VERDICT_STUCK && p->hello_inflight &&
+		    (p->verdict_kind == VERDICT_STUCK && p->watch_inflight &&
 		    now - p->answered_ms >= WATCH_QUIET_MS))
 			watch_name(r, p);
 	}

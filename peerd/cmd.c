@@ -377,9 +377,7 @@ cmd_hello(struct ctl_req *req, struct ctl_client *c, json_t *args)
 	    "control", pd->conf.control, "binding", pd->conf.binding,
 	    "ktls", transport_ktls(), "version", PEERD_VERSION,
 	    "uptime_s", (double)peerd_uptime_us() / 1e6,
-	    "activity", (json_int_t)(pd_metrics.frames_in +
-	    pd_metrics.frames_out + pd_metrics.writes + pd_metrics.takes_won +
-	    pd_metrics.records_received)));
+	    "activity", (json_int_t)stats_activity()));
 }
 
 static void

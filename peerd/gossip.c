@@ -369,17 +369,18 @@ gossip_repair_period_ms(void)
 	return ms;
 }
 
-void
+uint64_t
 gossip_tick(void)
 {
 	uint64_t now = clock_mono_ms();
 	struct member *m;
 
 	if (now - last_ae_ms < gossip_repair_period_ms())
-		return;
+		return last_ae_ms + gossip_repair_period_ms();
 	last_ae_ms = now;
 	if (member_pick_up(&m, 1, NULL) == 1)
 		ae_start(m, false);
+	return last_ae_ms + gossip_repair_period_ms();
 }
 
 void

@@ -62,7 +62,10 @@ void	gossip_digest(struct member *m);
  * wait behind a bulk batch).
  */
 void	gossip_send_urgent(const uint8_t *recs, size_t len, size_t n);
-/* Called every tick: anti-entropy when the period has passed. */
-void	gossip_tick(void);
+/*
+ * Called by main.c's tick: anti-entropy when the period has passed;
+ * returns when the next periodic repair is due (monotonic ms).
+ */
+uint64_t gossip_tick(void);
 
 #endif

@@ -710,6 +710,8 @@ link_event_cb(struct bufferevent *bev, short what, void *arg)
 	}
 }
 
+static void	(*link_wake)(uint64_t at_ms);	/* link_tick_wake */
+
 static struct link *
 link_new(struct bufferevent *bev, bool outbound, const char *remote)
 {
@@ -717,6 +719,8 @@ link_new(struct bufferevent *bev, bool outbound, const char *remote)
 
 	l->serial = ++link_serial;
 	l->born_ms = clock_mono_ms();
+	if (link_wake != NULL)		/* link_tick has a timeout to time */
+		link_wake(l->born_ms + pd->conf.preauth_ms + 1);
 	l->bev = bev;
 	l->outbound = outbound;
 	snprintf(l->remote, sizeof(l->remote), "%s", remote);
@@ -883,22 +887,31 @@ link_to_addr(const char *addr)
 }
 
 void
+link_tick_wake(void (*fn)(uint64_t at_ms))
+{
+	link_wake = fn;
+}
+
+uint64_t
 link_tick(void)
 {
-	uint64_t now = clock_mono_ms();
+	uint64_t now = clock_mono_ms(), next = UINT64_MAX;
 	struct link *l;
 
 	/* A link that does not finish its handshake in time is dropped. */
-	TAILQ_FOREACH(l, &links, entry)
-		if (l->state != LINK_UP && l->state != LINK_DEAD &&
-		    now - l->born_ms > pd->conf.preauth_ms) {
+	TAILQ_FOREACH(l, &links, entry) {
+		if (l->state == LINK_UP || l->state == LINK_DEAD)
+			continue;
+		if (now - l->born_ms > pd->conf.preauth_ms) {
 			if (l->state == LINK_CONNECTING && !transport_raw())
 				transport_timeout();
 			else
 				pd_count_handshake(TIMEOUT);
 			link_close(l, "handshake timeout");
-		}
-
+		} else if (l->born_ms + pd->conf.preauth_ms + 1 < next)
+			next = l->born_ms + pd->conf.preauth_ms + 1;
+	}
+	return next;
 }
 
 int

@@ -165,7 +165,12 @@ bool		 link_addr_ok(const char *hostport);
 struct link	*link_dial(const char *hostport);
 /* Some live link was dialed to addr, or a member at addr has an UP link. */
 bool		 link_to_addr(const char *addr);
-/* Handshake timeouts (called every tick by main.c). */
-void		 link_tick(void);
+/*
+ * Handshake timeouts (called by main.c's tick); returns the earliest time
+ * one falls due (monotonic ms), UINT64_MAX when every link is UP.
+ */
+uint64_t	 link_tick(void);
+/* fn(at_ms) is asked to run link_tick by at_ms when a link is born. */
+void		 link_tick_wake(void (*fn)(uint64_t at_ms));
 
 #endif

@@ -28,6 +28,7 @@
 #include "load.h"
 #include "log.h"
 #include "gossip.h"
+#include "heap.h"
 #include "member.h"
 #include "stats.h"
 #include "peerd.h"
@@ -275,48 +276,61 @@ sig_cb(evutil_socket_t sig, short ev, void *arg)
 }
 
 /*
- * Every --trim-ms, with over HEAP_TRIM_MIN free inside the heap, give its
- * free pages back, at a tick when no input waits (put off one period at
- * most).  A burst of short-lived blocks (the rumor cache's larger rumors,
- * records awaiting compaction, a reconciliation's snapshot) leaves free
- * chunks scattered among long-lived ones; glibc returns only the top of
- * the heap by itself, so without this the peer keeps its high-water mark
- * as resident memory (BENCHMARKS.md, issue 13).  A trim costs a walk of
- * the free chunks and an madvise for each (heap.trim_us).
+ * The daemon's tick: links, then the view, then anti-entropy, then the
+ * heap.  It sleeps until the earliest work one of them has due (each
+ * returns when), but never less than --tick-ms.  A link born (link.c) or
+ * one that comes up or goes down (tick_link) wakes it sooner.  An idle
+ * peer with a full view so wakes for its pings, its shuffle and swap and
+ * its periodic repair (every --gossip-ms, backing off to --repair-max-ms),
+ * where it woke every --tick-ms whatever was due; the heap's trim rides
+ * on those runs (heap.c).  docs/protocol.md, "What runs when".
  */
-#define HEAP_TRIM_MIN	(1u << 20)
+static uint64_t	 tick_at_ms;	/* when the armed tick is due; 0: none */
 
+/* Run the tick by at_ms (monotonic) if it is not due sooner. */
 static void
-heap_tick(void)
+tick_wake(uint64_t at_ms)
 {
-	static uint64_t last_us;
-	uint64_t now = clock_mono_us(), period = (uint64_t)pd->conf.trim_ms *
-	    1000;
-	size_t in_use, free_bytes;
+	uint64_t now = clock_mono_ms(), ms;
+	struct timeval tv;
 
-	if (period == 0 || now - last_us < period ||
-	    (now - last_us < 2 * period && link_rx_backlog()))
+	if (ev_tick == NULL || (tick_at_ms != 0 && tick_at_ms <= at_ms))
 		return;
-	last_us = now;
-	xmalloc_heap(&in_use, &free_bytes);
-	if (free_bytes < HEAP_TRIM_MIN)
-		return;
-	xmalloc_trim();
-	pd_count(heap_trims);
-	pd_count_add(heap_trim_us, clock_mono_us() - now);
+	tick_at_ms = at_ms;
+	ms = at_ms > now ? at_ms - now : 0;
+	tv.tv_sec = (time_t)(ms / 1000);
+	tv.tv_usec = (suseconds_t)(ms % 1000) * 1000;
+	event_add(ev_tick, &tv);
 }
 
-/* The daemon's tick: links, then the view, then anti-entropy, then the heap. */
 static void
 tick_cb(evutil_socket_t fd, short ev, void *arg)
 {
+	uint64_t now = clock_mono_ms(), next, due;
+
 	(void)fd;
 	(void)ev;
 	(void)arg;
-	link_tick();
-	view_tick();
-	gossip_tick();
-	heap_tick();
+	tick_at_ms = 0;
+	pd_count(tick_runs);
+	next = link_tick();
+	due = view_tick();
+	next = due < next ? due : next;
+	due = gossip_tick();
+	next = due < next ? due : next;
+	due = heap_tick();
+	next = due < next ? due : next;
+	due = now + pd->conf.tick_ms;
+	tick_wake(next < due ? due : next);
+}
+
+/* A link up or down: the view has dials, fills or pings to time. */
+static void
+tick_link(struct member *m, bool up)
+{
+	(void)m;
+	(void)up;
+	tick_wake(clock_mono_ms() + pd->conf.tick_ms);
 }
 
 static void
@@ -338,7 +352,6 @@ main(int argc, char **argv)
 	bool created;
 	json_t *ready;
 	char *line;
-	struct timeval tv;
 
 	pd = &peerd_storage;
 	conf_defaults(&pd->conf);
@@ -373,10 +386,10 @@ main(int argc, char **argv)
 	    sizeof(pd->listen_addr)) == -1)
 		fatalx("cannot listen on %s", pd->conf.listen);
 	view_init();
-	ev_tick = event_new(pd->base, -1, EV_PERSIST, tick_cb, NULL);
-	tv.tv_sec = pd->conf.tick_ms / 1000;
-	tv.tv_usec = (suseconds_t)(pd->conf.tick_ms % 1000) * 1000;
-	event_add(ev_tick, &tv);
+	ev_tick = evtimer_new(pd->base, tick_cb, NULL);
+	tick_wake(clock_mono_ms() + pd->conf.tick_ms);
+	link_observe(tick_link);
+	link_tick_wake(tick_wake);
 	if ((pd->control = control_new(pd->base, pd->conf.control,
 	    pd->conf.max_clients, pd->conf.max_line)) == NULL)
 		fatalx("cannot open the control socket %s", pd->conf.control);

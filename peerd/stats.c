@@ -82,7 +82,7 @@ stats_json(const json_t *only)
 	    metrics_wants(only, "gauges", "heap.free"))
 		xmalloc_heap(&in_use, &free_bytes);
 	metrics_set_section(j, "gauges", json_pack("{s:I, s:I, s:I, s:I, s:f, "
-	    "s:I, s:I, s:f, s:I, s:I, s:I}",
+	    "s:I, s:I, s:f, s:I, s:I, s:I, s:I}",
 	    "links", (json_int_t)link_count(),
 	    "records", (json_int_t)replica_count(),
 	    "visible", (json_int_t)replica_visible(),
@@ -93,7 +93,8 @@ stats_json(const json_t *only)
 	    "push.tree_degree", gossip_tree_degree(),
 	    "recon.repair_period_ms", (json_int_t)gossip_repair_period_ms(),
 	    "heap.in_use", (json_int_t)in_use,
-	    "heap.free", (json_int_t)free_bytes),
+	    "heap.free", (json_int_t)free_bytes,
+	    "activity", (json_int_t)stats_activity()),
 	    only);
 	json_object_set_new(j, "name", json_string(pd->conf.name));
 	json_object_set_new(j, "peer_id", json_string(pd->ident.peer_id));
@@ -104,4 +105,12 @@ void
 stats_reset(void)
 {
 	stats_init();
+}
+
+uint64_t
+stats_activity(void)
+{
+	return pd_metrics.frames_in + pd_metrics.frames_out +
+	    pd_metrics.writes + pd_metrics.takes_won +
+	    pd_metrics.records_received;
 }

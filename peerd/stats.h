@@ -37,5 +37,7 @@ void	 stats_init(void);
  */
 json_t	*stats_json(const json_t *only);
 void	 stats_reset(void);
+/* A number that moves while the peer does anything (hello's "activity"). */
+uint64_t stats_activity(void);
 
 #endif

@@ -69,9 +69,20 @@ static view_cost_fn	 drop_cost;	/* what a link is worth above */
 static uint32_t
 rnd(uint32_t n)
 {
+	/*
+	 * OpenSSL's generator, drawn a pool at a time: one RAND_bytes a draw
+	 * (a lock, a fork check) was 5% of an idle peer's CPU, most of it in
+	 * the passive picks' draw per candidate.
+	 */
+	static uint32_t pool[64];
+	static size_t left;
 	uint32_t r;
 
-	RAND_bytes((unsigned char *)&r, sizeof(r));
+	if (left == 0) {
+		RAND_bytes((unsigned char *)pool, sizeof(pool));
+		left = sizeof(pool) / sizeof(pool[0]);
+	}
+	r = pool[--left];
 	return n ? r % n : 0;
 }
 
@@ -962,7 +973,67 @@ view_probe(void)
 	}
 }
 
-void
+/* The earlier of a and b, b ignored when 0 (not set). */
+static uint64_t
+earlier(uint64_t a, uint64_t b)
+{
+	return b != 0 && b < a ? b : a;
+}
+
+/*
+ * When view_tick next has work, found as it is done: now while a dial, a
+ * join, a fill or a trim is pending; else the first ping, quiet link or
+ * silence among the members (view_probe, quiet()), shuffle, swap or save.
+ * A link that comes up or goes down (the observers) or is born (link.c)
+ * wakes the tick sooner.
+ */
+static uint64_t
+view_next(uint64_t now)
+{
+	uint64_t next = earlier(last_shuffle_ms + pd->conf.shuffle_ms,
+	    last_swap_ms + pd->conf.swap_ms), idle = pd->conf.silence_ms / 4;
+	bool fill;
+
+	if (ndials > 0 || (!joined && nseeds > 0) ||
+	    view_active_count() > pd->conf.active + VIEW_MARGIN)
+		return now;
+	/* A fill waits for the first passive entry out of its backoff. */
+	fill = live_count() < pd->conf.active;
+	for (size_t i = 0; i < npassive && fill; i++)
+		if (!addr_busy(passive[i].addr))
+			next = earlier(next, passive[i].next_ms > now ?
+			    passive[i].next_ms : now);
+	if (dirty)
+		next = earlier(next, last_save_ms + (saved ? VIEW_SAVE_MS :
+		    1000));
+	for (size_t i = 0; i < member_count(); i++) {
+		struct member *m = member_at(i);
+		uint64_t h = m->last_heard_ms, q;
+
+		if (h == 0)
+			continue;
+		if (m->link == NULL) {
+			if (m->state == MEMBER_ALIVE)
+				next = earlier(next, h + pd->conf.ping_timeout_ms);
+			if (m->state != MEMBER_DEAD)
+				next = earlier(next, h + pd->conf.silence_ms);
+			continue;
+		}
+		next = earlier(next, h + pd->conf.silence_ms);
+		if (m->ping_sent_ms != 0 && m->ping_sent_ms > h)
+			next = earlier(next, m->ping_sent_ms + idle);
+		else
+			next = earlier(next, h + idle);
+		/* The link turns quiet (quiet()): a fill may be due then. */
+		q = h <= m->view_up_ms ? m->view_up_ms + pd->conf.silence_ms /
+		    8 : h + pd->conf.silence_ms / 2;
+		if (q > now)
+			next = earlier(next, q);
+	}
+	return next;
+}
+
+uint64_t
 view_tick(void)
 {
 	uint64_t now = clock_mono_ms();
@@ -1013,6 +1084,7 @@ view_tick(void)
 		saved = true;
 		passive_save();
 	}
+	return view_next(now);
 }
 
 json_t *

@@ -59,8 +59,12 @@ void	 view_set_drop_cost(view_cost_fn fn);
 void	 view_free(void);
 /* Dial host:port as a seed: JOIN through it until a link comes up. 0/-1. */
 int	 view_add_seed(const char *hostport);
-/* Fill, trim, ping and back off (called every tick by main.c). */
-void	 view_tick(void);
+/*
+ * Fill, trim, ping and back off (called by main.c's tick); returns when it
+ * next has work (monotonic ms): now while dials, a join, a fill or a trim
+ * are pending, else the earliest ping, silence, shuffle, swap or save.
+ */
+uint64_t view_tick(void);
 /*
  * Dispatch a JOIN, FORWARD_JOIN, NEIGHBOR, DISCONNECT, SHUFFLE or GROUP_AD
  * body from m. 0, or -1 if it is malformed (the link closes).

@@ -1,0 +1,89 @@
+#!/usr/bin/env python3
+"""The watchdog's own call (docs/scenarios.md "The engine"): each running peer
+gets one call a tick, the sample's `metrics` when a sample round is due, else
+a `hello`.  A peer stopped from outside during a plain sleep (no step calls
+it, the stall check off) must still be found stuck within the watchdog's
+bound, whether the samples carry the watchdog (sample_ms 1000), come between
+hellos (sample_ms 3000) or are off (hellos only)."""
+import json
+import os
+import signal
+import subprocess
+import time
+
+from fleet import run, wait_until
+from test_engine import step_started
+from test_orchestrate import ORCH, Tmp, assert_all_gone, latest, peer_pids
+
+WATCH_EVERY_S = 1.0     # orchestrator/engine.h WATCH_EVERY_MS
+WATCH_ANSWER_S = 5.0    # WATCH_ANSWER_MS: the bound on the watchdog's call
+GRACES_S = 20 * 0.5     # ctl.c: CTL_GRACES x CTL_GRACE_MS while the delay
+                        # is the engine's own (a loaded box)
+SLEEP_MS = 60000        # far beyond the bound: only the watchdog ends it
+
+
+def timeline(d):
+    with open(os.path.join(d, "timeline.ndjson")) as fh:
+        return [json.loads(ln) for ln in fh]
+
+
+def stopped_in_a_sleep(sample_ms):
+    with Tmp() as out:
+        s = os.path.join(out, "sleep.json")
+        with open(s, "w") as fh:
+            json.dump({"name": "sleep", "description": "test scenario",
+                       "sample_ms": sample_ms, "fleet": {"peers": 3},
+                       "steps": [{"action": "start"},
+                                 {"action": "wait", "until": "connected"},
+                                 {"action": "sleep", "name": "nap",
+                                  "ms": SLEEP_MS, "timeout_s": 300}],
+                       "checks": []}, fh)
+        proc = subprocess.Popen([ORCH, s, "--out", out, "-q", "--stall-s",
+                                 "0"], stderr=subprocess.PIPE)
+        try:
+            d = wait_until(lambda: os.path.realpath(os.path.join(
+                out, "latest")) if os.path.exists(os.path.join(
+                    out, "latest")) else None, 30, "the run directory")
+            wait_until(lambda: step_started(d, "nap"), 120, "step nap")
+            # Past the first rounds of the step, so that the victim has
+            # answered the watchdog's call just before it stops.
+            time.sleep(2.5)
+            pids = peer_pids(d)
+            os.kill(pids[1], signal.SIGSTOP)
+            rc = proc.wait(SLEEP_MS / 1000 * 2)
+            err = proc.stderr.read().decode()
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        assert rc == 2, (rc, err)
+        _, rep = latest(out)
+        assert "p1 stuck" in rep["error"], rep["error"]
+        ev = timeline(d)
+        nap = [e["t_ms"] for e in ev if e.get("event") == "step_start" and
+               e.get("name") == "nap"][0]
+        trip = [e for e in ev if e.get("event") == "watchdog"][0]
+        assert trip["peer"] == "p1" and "timeout" in trip["why"], trip
+        # Stopped 2.5 s into the nap (plus the polls' slack); found within
+        # a tick, the call's bound and the graces of a loaded engine.
+        took = (trip["t_ms"] - nap) / 1000.0 - 2.5
+        assert took <= WATCH_EVERY_S + WATCH_ANSWER_S + GRACES_S + 1.0, took
+        assert_all_gone(pids)
+
+
+def test_a_stopped_peer_is_found_when_the_samples_carry_the_watchdog():
+    stopped_in_a_sleep(1000)
+
+
+def test_a_stopped_peer_is_found_between_samples():
+    stopped_in_a_sleep(3000)
+
+
+def test_a_stopped_peer_is_found_with_the_samples_off():
+    stopped_in_a_sleep(0)
+
+
+if __name__ == "__main__":
+    run([test_a_stopped_peer_is_found_when_the_samples_carry_the_watchdog,
+         test_a_stopped_peer_is_found_between_samples,
+         test_a_stopped_peer_is_found_with_the_samples_off])
