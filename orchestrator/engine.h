@@ -121,6 +121,8 @@ void		 history_takes_of(struct run *r, struct peer *p);
 void		 history_takes(struct run *r);
 /* Distinct ids taken so far. */
 size_t		 history_taken(struct run *r);
+/* When the n-th distinct task was first taken (monotonic us), or 0. */
+uint64_t	 history_nth_taken_us(struct run *r, size_t n);
 /* The acks of p's load so far ("status") or at its "stop": how many new. */
 int		 history_writes(struct run *r, struct peer *p, const char *load,
 		    const char *op, bool final);

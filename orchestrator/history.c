@@ -328,6 +328,48 @@ history_taken(struct run *r)
 	return json_object_size(r->takes);
 }
 
+static int
+cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * The winners' own stamps say when the n-th task fell, so a take step's
+ * end does not depend on how often the engine looks (the peers' and the
+ * engine's CLOCK_MONOTONIC are one clock on one host).
+ */
+uint64_t
+history_nth_taken_us(struct run *r, size_t n)
+{
+	size_t k = 0, i;
+	uint64_t *first, at = 0;
+	const char *id;
+	json_t *list, *v;
+
+	if (n == 0 || json_object_size(r->takes) < n)
+		return 0;
+	first = xcalloc(json_object_size(r->takes), sizeof(*first));
+	json_object_foreach(r->takes, id, list) {
+		uint64_t lo = UINT64_MAX;
+
+		json_array_foreach(list, i, v) {
+			uint64_t t = (uint64_t)json_integer_value(
+			    json_object_get(v, "mono_us"));
+
+			if (t < lo)
+				lo = t;
+		}
+		first[k++] = lo;
+	}
+	qsort(first, k, sizeof(*first), cmp_u64);
+	at = first[n - 1];
+	free(first);
+	return at == UINT64_MAX ? 0 : at;
+}
+
 /* Duplicates, tasks never taken, entries lost. */
 void
 history_check(struct run *r)

@@ -731,26 +731,48 @@ pt_graft_cb(evutil_socket_t fd, short ev, void *arg)
 }
 
 /*
+ * Every member of a fleet of known size is on a direct link: an urgent
+ * rumor sent on every link has then reached every member, and a forwarded
+ * copy can only be a duplicate (one more RUMOR, IHAVE or PRUNE a claim).
+ */
+static bool
+all_direct(void)
+{
+	size_t linked = 0;
+
+	if (pd->conf.fleet_size <= 1)
+		return false;
+	for (size_t i = 0; i < member_count(); i++) {
+		if (member_at(i)->link == NULL)
+			return false;
+		linked++;
+	}
+	return linked + 1 >= pd->conf.fleet_size;
+}
+
+/*
  * One rumor of n records (concatenated in recs) from this peer.  A bulk
  * rumor goes by Plumtree (eager edges, IHAVE on lazy ones); an urgent one
  * (a claim or a completion) goes at once, in full, on the urgent lane of
  * every link of the active view, tree edge or not, so it never waits behind
- * bulk records or for a GRAFT; its receivers forward it by Plumtree.
+ * bulk records or for a GRAFT; its receivers forward it by Plumtree, but
+ * for a full mesh's (all_direct), which goes one hop.
  */
 static void
 rumor_start(const uint8_t *recs, size_t len, size_t n, bool urgent)
 {
 	struct dcbor_buf items;
 	uint64_t rid, origin = self_origin();
+	/* A full mesh's urgent rumor goes one hop: nobody forwards it. */
+	uint64_t hops = urgent && all_direct() ? 1 : pd->conf.hops;
 
 	dcbor_buf_init(&items);
 	dcbor_put_array(&items, n);
 	dcbor_put_raw(&items, recs, len);
 	rid = gossip_rid(items.data, items.len);
 	rumorset_mark(rid);
-	rumorset_keep(rid, pd->conf.hops, origin, items.data, items.len);
-	pt_broadcast(rid, pd->conf.hops, origin, items.data, items.len, NULL,
-	    urgent);
+	rumorset_keep(rid, hops, origin, items.data, items.len);
+	pt_broadcast(rid, hops, origin, items.data, items.len, NULL, urgent);
 	pd_count_add(records_batched, n);
 	dcbor_buf_free(&items);
 }

@@ -456,6 +456,65 @@ START_TEST(own_rumors_and_the_urgent_lane)
 }
 END_TEST
 
+/* The hop limit of the rumor map in a sent RUMOR body. */
+static uint64_t
+sent_hops(const struct fake_sent *x)
+{
+	struct dcbor_rd rd;
+	uint64_t n, rid, hops;
+
+	dcbor_rd_init(&rd, x->body, x->len);
+	ck_assert_int_eq(dcbor_get_map(&rd, &n), 0);
+	ck_assert_int_eq(dcbor_get_key(&rd, "rid"), 0);
+	ck_assert_int_eq(dcbor_get_uint(&rd, &rid), 0);
+	ck_assert_int_eq(dcbor_get_key(&rd, "hops"), 0);
+	ck_assert_int_eq(dcbor_get_uint(&rd, &hops), 0);
+	return hops;
+}
+
+/*
+ * When every member of a fleet of known size is a direct link, an urgent
+ * rumor (sent on every link) leaves with one hop, so no receiver forwards
+ * it (each copy forwarded in a full mesh is a duplicate: a RUMOR, IHAVE or
+ * PRUNE a claim); with a member off our links, or the size unknown, it
+ * keeps the full hop limit, and a bulk rumor always does.
+ */
+START_TEST(a_full_mesh_urgent_rumor_goes_one_hop)
+{
+	struct dcbor_buf rec;
+	static const struct { uint32_t fleet; uint64_t hops; } cases[] = {
+		{ 4, 1 },	/* self, a, b, c: all direct */
+		{ 5, 0 },	/* one member we have no link to */
+		{ 0, 0 },	/* size unknown */
+	};
+
+	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+		uint64_t want = cases[k].hops ? cases[k].hops : pd->conf.hops;
+
+		pd->conf.fleet_size = cases[k].fleet;
+		fake_link_clear();
+		items_for(&rec, 0x7100 + (uint32_t)k);
+		gossip_send_urgent(rec.data + 1, rec.len - 1, 1);
+		dcbor_buf_free(&rec);
+		ck_assert_uint_eq(fake_nsent, 3);
+		for (size_t i = 0; i < fake_nsent; i++)
+			ck_assert_uint_eq(sent_hops(&fake_sent[i]), want);
+	}
+	/* Bulk in a full mesh: the tree still carries it on. */
+	pd->conf.fleet_size = 4;
+	fake_link_clear();
+	items_for(&rec, 0x7110);
+	gossip_queue(rec.data + 1, rec.len - 1);
+	dcbor_buf_free(&rec);
+	run_for(5);
+	ck_assert_uint_ge(fake_nsent, 1);
+	for (size_t i = 0; i < fake_nsent; i++)
+		if (fake_sent[i].kind == FRAME_RUMOR)
+			ck_assert_uint_eq(sent_hops(&fake_sent[i]),
+			    pd->conf.hops);
+}
+END_TEST
+
 /*
  * A tree node lost mid-burst: b was our one way into X's tree and its
  * link goes.  At once, one of the others (a or c, both pruned from X's
@@ -853,6 +912,7 @@ plumtree_suite(void)
 	tcase_add_test(tc, eager_then_prune_then_lazy);
 	tcase_add_test(tc, a_link_in_no_tree_costs_nothing_to_drop);
 	tcase_add_test(tc, own_rumors_and_the_urgent_lane);
+	tcase_add_test(tc, a_full_mesh_urgent_rumor_goes_one_hop);
 	tcase_add_test(tc, a_lost_tree_node_is_routed_around);
 	tcase_add_test(tc, graft_repairs_a_pruned_path);
 	tcase_add_test(tc, graft_waits_while_behind_its_input);
