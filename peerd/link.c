@@ -438,6 +438,33 @@ payload_read(struct link_payload *pl)
 }
 
 /*
+ * A frame bound for an empty output buffer on a plain TCP link goes to
+ * the kernel at once, not on the loop's next turn: queueing it would have
+ * libevent add the socket's write interest, wake for it and take it off
+ * again (two epoll_ctl and a loop turn a frame, most of a small frame's
+ * system calls).  What the socket does not take now is queued behind, in
+ * order; an error is left for the bufferevent's own write to find.  The
+ * bytes count as added and as handed over (q_added, q_left), so a mark
+ * (link_mark_all) sees them leave.  Returns the bytes written.
+ */
+static size_t
+link_send_now(struct link *l, const uint8_t *p, size_t len)
+{
+	ssize_t n;
+
+	if (!transport_raw() || evbuffer_get_length(bufferevent_get_output(
+	    l->bev)) != 0)
+		return 0;
+	n = send(bufferevent_getfd(l->bev), p, len, MSG_DONTWAIT |
+	    MSG_NOSIGNAL);
+	if (n <= 0)
+		return 0;
+	l->q_added += (size_t)n;
+	l->q_left += (size_t)n;
+	return (size_t)n;
+}
+
+/*
  * Move whole bulk frames into the output buffer while it holds less than
  * LINK_BULK_LOWAT bytes (frames stay whole so that an urgent frame never
  * lands inside one).
@@ -497,7 +524,7 @@ link_send_to(struct link *l, uint32_t kind, const uint8_t *to,
 	struct evbuffer *out, *wire;
 	struct hlc_stamp st;
 	uint64_t delay_us = 0;
-	size_t plen = pl != NULL ? pl->len : 0, total;
+	size_t plen = pl != NULL ? pl->len : 0, total, sent;
 
 	if (l->state == LINK_DEAD || l->state == LINK_CONNECTING)
 		return -1;
@@ -570,7 +597,10 @@ link_send_to(struct link *l, uint32_t kind, const uint8_t *to,
 		    (evbuffer_get_length(l->bulk) == 0 &&
 		    evbuffer_get_length(wire) < LINK_BULK_LOWAT) ? wire :
 		    l->bulk;
-		if (evbuffer_add(out, sendbuf.data, sendbuf.len) == -1 ||
+		sent = out == wire && pl == NULL ?
+		    link_send_now(l, sendbuf.data, sendbuf.len) : 0;
+		if ((sent < sendbuf.len && evbuffer_add(out, sendbuf.data +
+		    sent, sendbuf.len - sent) == -1) ||
 		    (pl != NULL && (seg != NULL ?
 		    evbuffer_add_file_segment(out, seg, 0,
 		    (ev_off_t)pl->len) : pl->release != NULL ?
@@ -585,7 +615,7 @@ link_send_to(struct link *l, uint32_t kind, const uint8_t *to,
 		if (seg != NULL)
 			evbuffer_file_segment_free(seg);	/* out holds it */
 		if (out == wire)
-			l->q_added += total;
+			l->q_added += total - sent;
 	}
 	l->frames_out++;
 	l->bytes_out += total;
