@@ -84,6 +84,7 @@ struct rusage;
 	X(recon_repairs_equal,	"recon.repairs_equal")			\
 	X(recon_repairs_moved,	"recon.repairs_moved")			\
 	X(recon_repairs_failed,	"recon.repairs_failed")			\
+	X(recon_horizon_items,	"recon.horizon_items")			\
 	X(entries_bad_signature, "records.entry_bad_signature")		\
 	X(claims_rejected,	"records.claims_rejected")		\
 	X(bad_body,		"frames.bad_body")			\
