@@ -127,6 +127,7 @@ struct rusage;
 	X(push_ihave_frames,	"push.ihave_frames")			\
 	X(push_ihave_ids,	"push.ihave_ids")			\
 	X(push_ihave_piggybacked, "push.ihave_piggybacked")		\
+	X(push_ihave_unsent,	"push.ihave_unsent")			\
 	X(push_grafts_sent,	"push.grafts_sent")			\
 	X(push_grafts_put_off,	"push.grafts_put_off")			\
 	X(push_grafts_late,	"push.grafts_late")			\
