@@ -42,7 +42,7 @@
 	    "ms between two repairs with a random member") \
 	X("repair-max-ms", repair_max_ms, U32, 10, 3600000, 16000, \
 	    "longest repair period, reached while repairs find nothing") \
-	X("repair-horizon-ms", repair_horizon_ms, U32, 0, 3600000, 2000, \
+	X("repair-horizon-ms", repair_horizon_ms, U32, 0, 3600000, 0, \
 	    "a periodic repair leaves out records issued in the last N ms (still in flight; 0: none)") \
 	X("tick-ms", tick_ms, U32, 10, 3600000, 250, \
 	    "ms between two failure-detector pings") \

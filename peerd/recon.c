@@ -40,7 +40,8 @@
  * replicas equal and the period stays backed off, and a record lost on
  * its way is repaired by the first periodic repair after it is older
  * than the horizon.  A repair at link up and a reconcile command name no
- * cut: a newcomer needs everything, a command is asked for exactly.
+ * cut: a newcomer needs everything, a command is asked for exactly.  Off
+ * by default (--repair-horizon-ms 0): docs/protocol.md 8.4 says why.
  *
  * Bounds: at most RECON_SESSIONS sessions, one initiated and one answered
  * per member; RECON_ROUNDS protocol frames each; a responder takes at
