@@ -42,6 +42,8 @@
 	    "ms between two repairs with a random member") \
 	X("repair-max-ms", repair_max_ms, U32, 10, 3600000, 16000, \
 	    "longest repair period, reached while repairs find nothing") \
+	X("repair-horizon-ms", repair_horizon_ms, U32, 0, 3600000, 0, \
+	    "a periodic repair leaves out records issued in the last N ms (still in flight; 0: none)") \
 	X("tick-ms", tick_ms, U32, 10, 3600000, 250, \
 	    "least ms between two runs of the tick (it sleeps until work is due)") \
 	X("silence-ms", silence_ms, U32, 100, 86400000, 30000, \

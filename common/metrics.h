@@ -88,6 +88,7 @@ struct rusage;
 	X(recon_repairs_equal,	"recon.repairs_equal")			\
 	X(recon_repairs_moved,	"recon.repairs_moved")			\
 	X(recon_repairs_failed,	"recon.repairs_failed")			\
+	X(recon_horizon_items,	"recon.horizon_items")			\
 	X(entries_bad_signature, "records.entry_bad_signature")		\
 	X(claims_rejected,	"records.claims_rejected")		\
 	X(bad_body,		"frames.bad_body")			\
@@ -130,6 +131,7 @@ struct rusage;
 	X(push_ihave_frames,	"push.ihave_frames")			\
 	X(push_ihave_ids,	"push.ihave_ids")			\
 	X(push_ihave_piggybacked, "push.ihave_piggybacked")		\
+	X(push_ihave_unsent,	"push.ihave_unsent")			\
 	X(push_grafts_sent,	"push.grafts_sent")			\
 	X(push_grafts_put_off,	"push.grafts_put_off")			\
 	X(push_grafts_late,	"push.grafts_late")			\

@@ -50,6 +50,7 @@ struct peerd_conf {
 	uint32_t	 take_lease_ms;
 	uint32_t	 gossip_ms;
 	uint32_t	 repair_max_ms;
+	uint32_t	 repair_horizon_ms;
 	uint32_t	 tick_ms;
 	uint32_t	 silence_ms;
 	uint32_t	 ping_timeout_ms;

@@ -350,14 +350,42 @@ pt_ihave(struct member *m, uint64_t rid)
 }
 
 /*
+ * m has rid (it sent or announced it to us): an announcement of rid still
+ * queued for m would tell it nothing, and leaves the queue.
+ */
+static void
+pt_ihave_drop(struct member *m, uint64_t rid)
+{
+	for (uint32_t i = 0; i < m->pt_nihave; i++)
+		if (m->pt_ihave[i] == rid) {
+			m->pt_ihave[i] = m->pt_ihave[--m->pt_nihave];
+			pd_count(push_ihave_unsent);
+			return;
+		}
+}
+
+/* Whether m is one of the n members in has (they announced the id). */
+static bool
+member_in(const struct member *m, struct member *const *has, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (has[i] == m)
+			return true;
+	return false;
+}
+
+/*
  * Send a rumor on: the records on the edges of its origin's tree, its id
- * on the other links (all but from's).  On the urgent lane (claims and
- * completions, from their origin only) it goes in full and at once on
- * every link, tree edge or not, so it never waits for a batch or a GRAFT.
+ * on the other links: all but from's and those of the n members in has,
+ * which announced it to us before it came (they hold it).  On the urgent
+ * lane (claims and completions, from their origin only) it goes in full
+ * and at once on every link, tree edge or not, so it never waits for a
+ * batch or a GRAFT.
  */
 static void
 pt_broadcast(uint64_t rid, uint64_t hops, uint64_t origin,
-    const uint8_t *items, size_t len, const struct member *from, bool urgent)
+    const uint8_t *items, size_t len, const struct member *from,
+    struct member *const *has, size_t nhas, bool urgent)
 {
 	unsigned k = origin_slot(origin);
 	uint64_t bit = 1ull << k;
@@ -378,7 +406,9 @@ pt_broadcast(uint64_t rid, uint64_t hops, uint64_t origin,
 				pd_count(rumors_sent);
 				pd_count(push_eager);
 			}
-		} else if (m->pt_lazy & bit)
+		} else if (member_in(m, has, nhas))
+			pd_count(push_ihave_unsent);
+		else if (m->pt_lazy & bit)
 			pt_ihave(m, rid);
 		else
 			pt_eager(m, map.data, map.len);
@@ -772,7 +802,8 @@ rumor_start(const uint8_t *recs, size_t len, size_t n, bool urgent)
 	rid = gossip_rid(items.data, items.len);
 	rumorset_mark(rid);
 	rumorset_keep(rid, hops, origin, items.data, items.len);
-	pt_broadcast(rid, hops, origin, items.data, items.len, NULL, urgent);
+	pt_broadcast(rid, hops, origin, items.data, items.len, NULL, NULL, 0,
+	    urgent);
 	pd_count_add(records_batched, n);
 	dcbor_buf_free(&items);
 }
@@ -832,6 +863,8 @@ recv_one_rumor(struct member *from, struct dcbor_rd *rd, uint64_t *dup)
 	size_t items_len;
 	struct dcbor_rd ird;
 	struct missing *x;
+	struct member *has[GOSSIP_MISSING_SRC];
+	size_t nhas = 0;
 	uint64_t n;
 
 	if (dcbor_get_map(rd, &n) == -1 || n != 4 ||
@@ -860,6 +893,7 @@ recv_one_rumor(struct member *from, struct dcbor_rd *rd, uint64_t *dup)
 		pd_count_add(push_duplicate_records,
 		    items_count(items, items_len));
 		grafted_copy(rid, from);
+		pt_ihave_drop(from, rid);
 		*dup |= 1ull << k;
 		return 0;
 	}
@@ -872,6 +906,8 @@ recv_one_rumor(struct member *from, struct dcbor_rd *rd, uint64_t *dup)
 		from->pt_pruned &= ~(1ull << k);
 	if ((x = missing_find(rid)) != NULL) {
 		missing_arrived(x, from);
+		nhas = x->nsrc;
+		memcpy(has, x->src, nhas * sizeof(*has));
 		missing_del(x);
 	} else
 		grafted_copy(rid, from);
@@ -883,7 +919,7 @@ recv_one_rumor(struct member *from, struct dcbor_rd *rd, uint64_t *dup)
 	if (hops > 1) {
 		rumorset_keep(rid, hops - 1, origin, items, items_len);
 		pt_broadcast(rid, hops - 1, origin, items, items_len, from,
-		    false);
+		    has, nhas, false);
 	}
 	return 0;
 }
@@ -930,9 +966,12 @@ ids_announced(struct member *from, const uint64_t *ids, size_t n,
 {
 	uint64_t wait = pd->conf.graft_ms + (riding ? pd->conf.lazy_ms : 0);
 
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		if (!rumorset_seen(ids[i]))
 			missing_add(ids[i], from, wait);
+		else
+			pt_ihave_drop(from, ids[i]);
+	}
 }
 
 /*

@@ -32,6 +32,17 @@
  * frames are still handled in the order they came and a session still
  * sees every record the other side sent before its next protocol frame.
  *
+ * The horizon (docs/protocol.md section 8.4): a periodic repair names a
+ * cut, the initiator's wall clock less --repair-horizon-ms, and both
+ * sides leave out of their snapshots every record whose entry was issued
+ * at or after it.  During a write burst the records still in flight on
+ * the broadcast tree are then no difference: the repair finds the
+ * replicas equal and the period stays backed off, and a record lost on
+ * its way is repaired by the first periodic repair after it is older
+ * than the horizon.  A repair at link up and a reconcile command name no
+ * cut: a newcomer needs everything, a command is asked for exactly.  Off
+ * by default (--repair-horizon-ms 0): docs/protocol.md 8.4 says why.
+ *
  * Bounds: at most RECON_SESSIONS sessions, one initiated and one answered
  * per member; RECON_ROUNDS protocol frames each; a responder takes at
  * most RECON_SYMS_MAX symbols (fewer for small sets); an idle session
@@ -110,6 +121,7 @@ struct sess {
 	bool			 periodic;	/* gossip's repair, not link up */
 	bool			 probe;		/* not a command: open small */
 	bool			 asked;		/* our END 1 wanted records */
+	uint64_t		 cut;		/* horizon, wall ms; 0: none */
 	enum sstate		 state;
 	struct item		*it;		/* snapshot, sorted by h */
 	size_t			 n;
@@ -184,13 +196,21 @@ record_bytes(void)
 struct snap_arg {
 	struct item	*it;
 	size_t		 n, cap;
+	uint64_t	 cut;
 };
 
 static void
 snap_one(void *argp, uint64_t h, const uint8_t id[ENTRY_ID_LEN])
 {
 	struct snap_arg *a = argp;
+	struct hlc_stamp st;
 
+	/* Inside the horizon: an entry issued at or after the cut. */
+	if (a->cut != 0 && replica_entry_stamp(id, &st) == 0 &&
+	    st.phys >= a->cut) {
+		pd_count(recon_horizon_items);
+		return;
+	}
 	if (a->n == a->cap) {
 		a->cap = a->cap ? 2 * a->cap : 1024;
 		a->it = xreallocarray(a->it, a->cap, sizeof(*a->it));
@@ -239,7 +259,7 @@ items_sort(struct item *it, size_t n)
 static void
 snapshot(struct sess *s)
 {
-	struct snap_arg a = { NULL, 0, 0 };
+	struct snap_arg a = { NULL, 0, 0, s->cut };
 	size_t k = 0;
 
 	replica_foreach_item(snap_one, &a);
@@ -552,8 +572,14 @@ send_neg(struct sess *s, const struct dcbor_buf *msg,
 {
 	struct dcbor_buf b;
 
+	bool cut = s->initiator && s->rounds == 0 && s->cut != 0;
+
 	dcbor_buf_init(&b);
-	dcbor_put_map(&b, 3);
+	dcbor_put_map(&b, cut ? 4 : 3);
+	if (cut) {
+		dcbor_put_cstr(&b, "cut");
+		dcbor_put_uint(&b, s->cut);
+	}
 	dcbor_put_cstr(&b, "msg");
 	dcbor_put_raw(&b, msg->data, msg->len);
 	dcbor_put_cstr(&b, "sid");
@@ -580,10 +606,16 @@ pump(struct sess *s)
 		uint64_t room = s->acked + ahead - at;
 		size_t k = riblt_enc_next(s->enc, sym, room < RECON_SYMS_FRAME ?
 		    (size_t)room : RECON_SYMS_FRAME);
+		bool cut = at == 0 && s->cut != 0;
+
 		dcbor_buf_init(&b);
-		dcbor_put_map(&b, 4);
+		dcbor_put_map(&b, cut ? 5 : 4);
 		dcbor_put_cstr(&b, "n");
 		dcbor_put_uint(&b, at);
+		if (cut) {
+			dcbor_put_cstr(&b, "cut");
+			dcbor_put_uint(&b, s->cut);
+		}
 		dcbor_put_cstr(&b, "sid");
 		dcbor_put_uint(&b, s->sid);
 		dcbor_put_cstr(&b, "size");
@@ -617,6 +649,15 @@ new_sid(void)
 	return sid;
 }
 
+/* The cut of a periodic repair started at wall time now (never 0). */
+static uint64_t
+horizon_cut(uint64_t now)
+{
+	uint64_t h = pd->conf.repair_horizon_ms;
+
+	return now > h ? now - h : 1;
+}
+
 static void
 start_proto(struct sess *s)
 {
@@ -628,6 +669,8 @@ start_proto(struct sess *s)
 		sess_arm(s, DIGEST_POLL_MS);
 		return;
 	}
+	if (s->periodic && pd->conf.repair_horizon_ms > 0)
+		s->cut = horizon_cut(hlc_wall_ms());
 	snapshot(s);
 	v = items_of(s);
 	if (s->method == RECON_NEGENTROPY) {
@@ -786,18 +829,36 @@ responder(struct member *from, uint64_t sid, enum recon_method method)
 
 /* ---- receiving --------------------------------------------------------- */
 
+/*
+ * The optional "cut" that may open a first frame's map (it sorts first
+ * of RECON_NEG's keys and after RECON_SYMS' "n"): read when the map has
+ * one key more than without it.  0 when absent; a cut of 0 is malformed.
+ */
 static int
-recv_neg(struct member *from, struct dcbor_rd *rd)
+get_cut(struct dcbor_rd *rd, bool present, uint64_t *cut)
+{
+	*cut = 0;
+	if (!present)
+		return 0;
+	if (dcbor_get_key(rd, "cut") == -1 || dcbor_get_uint(rd, cut) == -1 ||
+	    *cut == 0)
+		return -1;
+	return 0;
+}
+
+static int
+recv_neg(struct member *from, struct dcbor_rd *rd, uint64_t nkeys)
 {
 	const uint8_t *msg, *wp;
 	size_t mlen, wlen;
-	uint64_t sid;
+	uint64_t sid, cut;
 	struct sess *s;
 	struct neg_ids want = { 0 }, have = { 0 }, need = { 0 };
 	struct dcbor_buf out;
 	int rc = -1;
 
-	if (dcbor_get_key(rd, "msg") == -1 ||
+	if (get_cut(rd, nkeys == 4, &cut) == -1 ||
+	    dcbor_get_key(rd, "msg") == -1 ||
 	    dcbor_get_raw(rd, &msg, &mlen) == -1 ||
 	    dcbor_get_key(rd, "sid") == -1 || dcbor_get_uint(rd, &sid) == -1 ||
 	    dcbor_get_key(rd, "want") == -1 ||
@@ -809,6 +870,7 @@ recv_neg(struct member *from, struct dcbor_rd *rd)
 
 		if ((s = responder(from, sid, RECON_NEGENTROPY)) == NULL)
 			return 0;
+		s->cut = cut;
 		snapshot(s);
 		v = items_of(s);
 		s->neg = neg_new(v, s->n);
@@ -844,16 +906,17 @@ done:
 }
 
 static int
-recv_syms(struct member *from, struct dcbor_rd *rd)
+recv_syms(struct member *from, struct dcbor_rd *rd, uint64_t nkeys)
 {
 	const uint8_t *p;
 	size_t len, k;
-	uint64_t at, sid, size;
+	uint64_t at, sid, size, cut;
 	struct sess *s;
 	struct riblt_sym *sym;
 	struct dcbor_buf b;
 
 	if (dcbor_get_key(rd, "n") == -1 || dcbor_get_uint(rd, &at) == -1 ||
+	    get_cut(rd, nkeys == 5, &cut) == -1 ||
 	    dcbor_get_key(rd, "sid") == -1 || dcbor_get_uint(rd, &sid) == -1 ||
 	    dcbor_get_key(rd, "size") == -1 ||
 	    dcbor_get_uint(rd, &size) == -1 ||
@@ -867,6 +930,7 @@ recv_syms(struct member *from, struct dcbor_rd *rd)
 			return 0;	/* the rest of a session we ended */
 		if ((s = responder(from, sid, RECON_RIBLT)) == NULL)
 			return 0;
+		s->cut = cut;
 		snapshot(s);
 		s->rounds = 1;
 		if (size == 0) {
@@ -1046,9 +1110,9 @@ recon_dispatch(struct member *from, uint32_t kind, const uint8_t *body,
 		return -1;
 	switch (kind) {
 	case FRAME_RECON_NEG:
-		return n == 3 ? recv_neg(from, &rd) : -1;
+		return n == 3 || n == 4 ? recv_neg(from, &rd, n) : -1;
 	case FRAME_RECON_SYMS:
-		return n == 4 ? recv_syms(from, &rd) : -1;
+		return n == 4 || n == 5 ? recv_syms(from, &rd, n) : -1;
 	case FRAME_RECON_ACK:
 		return n == 2 ? recv_ack(from, &rd) : -1;
 	case FRAME_RECON_RECS:

@@ -15,9 +15,9 @@ QUIET = ["--gossip-ms", "3600000"]
 STAMP = int(time.time() * 1000)
 
 
-def bulk(p, name, seed, count, start=0):
+def bulk(p, name, seed, count, start=0, stamp_ms=STAMP):
     p.call("load", op="bulk", name=name, seed=seed, count=count,
-           stamp_ms=STAMP, payload_bytes=32, **{"from": start})
+           stamp_ms=stamp_ms, payload_bytes=32, **{"from": start})
     wait_until(lambda: not p.call("load", op="status", name=name)
                ["loads"][0]["running"], 60, "bulk load %s" % name)
     st = p.call("load", op="status", name=name)["loads"][0]
@@ -180,6 +180,65 @@ def test_repair_between_equal_replicas_is_cheap_and_backs_off():
         assert space(a)["digest"] == space(b)["digest"]
 
 
+def horizon_items(p):
+    return p.metrics()["counters"]["recon.horizon_items"]
+
+
+def test_a_repair_inside_the_horizon_moves_nothing():
+    # Records issued in the last --repair-horizon-ms are still on their
+    # way on the broadcast tree: a periodic repair leaves them out on both
+    # sides, finds the replicas equal and stays backed off.  A reconcile
+    # command names no cut and moves them.
+    old = STAMP - 600000
+    with Fleet(extra=["--gossip-ms", "100", "--repair-max-ms", "800",
+                      "--repair-horizon-ms", "60000"]) as f:
+        a, b = f.start(2)
+        bulk(a, "c", 5, 300, stamp_ms=old)
+        bulk(b, "c", 5, 300, stamp_ms=old)
+        wait_until(lambda: period(a) == 800 and period(b) == 800, 60,
+                   "both repair periods backed off to --repair-max-ms")
+        eq, moved, _ = map(sum, zip(repairs(a), repairs(b)))
+        # Five records only a holds, issued now: inside the horizon.
+        bulk(a, "d", 5, 5, start=300, stamp_ms=int(time.time() * 1000))
+        wait_until(lambda: repairs(a)[0] + repairs(b)[0] >= eq + 4 and
+                   horizon_items(a) >= 10, 60,
+                   "four more repairs that found the replicas equal")
+        assert repairs(a)[1] + repairs(b)[1] == moved, "nothing moved"
+        assert period(a) == 800 and period(b) == 800
+        assert space(b)["records"] == 300
+        r = a.call("reconcile", peer=b.name, method="riblt")
+        assert r["records"] == 5, r
+        assert space(a)["digest"] == space(b)["digest"]
+
+
+def test_a_record_lost_on_its_way_is_repaired_after_the_horizon():
+    # A record dropped on its way to b is a difference once it is older
+    # than the horizon, by every session method: the first periodic repair
+    # after that moves it.
+    old = STAMP - 600000
+    for method in ["riblt", "negentropy"]:
+        with Fleet(extra=["--gossip-ms", "100", "--repair-max-ms", "800",
+                          "--repair-horizon-ms", "1500",
+                          "--reconcile", method]) as f:
+            a, b = f.start(2)
+            bulk(a, "c", 5, 300, stamp_ms=old)
+            bulk(b, "c", 5, 300, stamp_ms=old)
+            wait_until(lambda: period(a) == 800 and period(b) == 800, 60,
+                       "both repair periods backed off")
+            moved = repairs(a)[1] + repairs(b)[1]
+            t0 = time.time()
+            a.call("fault", peer=b.name, drop=1.0)
+            a.call("write", type="task#v1", fields={"n": 1})
+            a.call("fault", clear=True)
+            wait_until(lambda: space(b)["records"] == 301, 30,
+                       "%s: the repair of the lost record" % method)
+            # Not before the horizon: the record was inside it until then.
+            assert time.time() - t0 >= 1.5, method
+            assert repairs(a)[1] + repairs(b)[1] > moved, method
+            assert horizon_items(a) + horizon_items(b) > 0, method
+            assert space(a)["digest"] == space(b)["digest"], method
+
+
 def test_bad_arguments():
     with Fleet(extra=QUIET) as f:
         a, b = f.start(2)
@@ -198,4 +257,7 @@ if __name__ == "__main__":
     run([test_repair_between_equal_replicas_is_cheap_and_backs_off,
          test_bulk_loads_are_identical, test_every_method_reconciles_both_ways,
          test_changed_state_reconciles, test_newcomer_catches_up_by_each_method,
-         test_newcomer_fetches_each_record_once, test_bad_arguments])
+         test_newcomer_fetches_each_record_once,
+         test_a_repair_inside_the_horizon_moves_nothing,
+         test_a_record_lost_on_its_way_is_repaired_after_the_horizon,
+         test_bad_arguments])

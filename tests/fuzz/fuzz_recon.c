@@ -206,6 +206,39 @@ gen_seeds(const char *dir)
 	fuzz_seed_write(dir, "frames_riblt", 2 | F_PRELOAD, &f);
 	fuzz_seed_write(dir, "frames_riblt_empty", 2, &f);
 	/*
+	 * First frames that name a repair horizon (docs/protocol.md 8.4): a
+	 * SYMS whose cut leaves the preloaded entries in (issued before
+	 * it), a NEG whose cut leaves out all of them.
+	 */
+	dcbor_buf_reset(&f);
+	dcbor_buf_reset(&b);
+	dcbor_put_map(&b, 5);
+	dcbor_put_cstr(&b, "n");
+	dcbor_put_uint(&b, 0);
+	dcbor_put_cstr(&b, "cut");
+	dcbor_put_uint(&b, SEED_STAMP + 1);
+	dcbor_put_cstr(&b, "sid");
+	dcbor_put_uint(&b, 11);
+	dcbor_put_cstr(&b, "size");
+	dcbor_put_uint(&b, 12);
+	dcbor_put_cstr(&b, "syms");
+	riblt_put_syms(&b, s, 64);
+	put_frame(&f, 1, &b);
+	fuzz_seed_write(dir, "frames_riblt_cut", 2 | F_PRELOAD, &f);
+	dcbor_buf_reset(&f);
+	dcbor_buf_reset(&b);
+	dcbor_put_map(&b, 4);
+	dcbor_put_cstr(&b, "cut");
+	dcbor_put_uint(&b, 1);
+	dcbor_put_cstr(&b, "msg");
+	dcbor_put_raw(&b, msg.data, msg.len);
+	dcbor_put_cstr(&b, "sid");
+	dcbor_put_uint(&b, 13);
+	dcbor_put_cstr(&b, "want");
+	dcbor_put_bytes(&b, v, 0);
+	put_frame(&f, 0, &b);
+	fuzz_seed_write(dir, "frames_neg_cut", 2 | F_PRELOAD, &f);
+	/*
 	 * A NEG frame, then RECS of 80 records (more than a slice: queued and
 	 * applied on later loop turns) and an END 1 queued behind them.
 	 */

@@ -844,6 +844,64 @@ START_TEST(due_ids_leave_in_one_graft)
 }
 END_TEST
 
+/*
+ * A lazy link that already holds an id is not told of it: not when its
+ * member announced the id before the copy came here, nor when it
+ * announced it or sent a copy while our announcement still waited.  Only
+ * the lazy links that showed nothing of the id get it (the old code
+ * announced every id on every lazy link but the one it came from).
+ */
+START_TEST(no_ihave_to_a_link_that_has_the_id)
+{
+	struct dcbor_buf buf;
+	bool has;
+
+	pd->conf.lazy_ms = 200;
+	/* X's tree: b brings it, a and c pruned us (lazy edges). */
+	rumor_from(&buf, 0xe001, ORIGIN_X);
+	recv_kind(b, FRAME_RUMOR, &buf);
+	run_for(5);
+	prune(&buf, ORIGIN_X);
+	recv_kind(a, FRAME_PRUNE, &buf);
+	prune(&buf, ORIGIN_X);
+	recv_kind(c, FRAME_PRUNE, &buf);
+	run_for(pd->conf.lazy_ms + 20);
+	fake_link_clear();
+
+	/* c announced 0xe003 before its copy came from b. */
+	ids(&buf, rid_of(0xe003));
+	recv_kind(c, FRAME_IHAVE, &buf);
+	rumor(&buf, 0xe003);
+	recv_kind(b, FRAME_RUMOR, &buf);
+	/* a announces 0xe005 and c sends a copy while ours wait. */
+	rumor(&buf, 0xe005);
+	recv_kind(b, FRAME_RUMOR, &buf);
+	ids(&buf, rid_of(0xe005));
+	recv_kind(a, FRAME_IHAVE, &buf);
+	rumor(&buf, 0xe007);
+	recv_kind(b, FRAME_RUMOR, &buf);
+	rumor(&buf, 0xe007);
+	recv_kind(c, FRAME_RUMOR, &buf);
+	run_for(pd->conf.lazy_ms + 20);
+
+	ck_assert_uint_eq(sent_to(c, FRAME_IHAVE, rid_of(0xe003), &has), 1);
+	ck_assert(!has);
+	ck_assert_uint_eq(sent_to(a, FRAME_IHAVE, rid_of(0xe003), &has), 1);
+	ck_assert(has);
+	sent_to(a, FRAME_IHAVE, rid_of(0xe005), &has);
+	ck_assert(!has);
+	sent_to(c, FRAME_IHAVE, rid_of(0xe005), &has);
+	ck_assert(has);
+	sent_to(c, FRAME_IHAVE, rid_of(0xe007), &has);
+	ck_assert(!has);
+	sent_to(a, FRAME_IHAVE, rid_of(0xe007), &has);
+	ck_assert(has);
+	ck_assert_uint_eq(pd_metrics.push_ihave_unsent, 3);
+	/* Nothing was missing: no GRAFT. */
+	ck_assert_uint_eq(pd_metrics.push_grafts_sent, 0);
+}
+END_TEST
+
 START_TEST(batched_rumors_and_bounds)
 {
 	struct dcbor_buf buf;
@@ -920,6 +978,7 @@ plumtree_suite(void)
 	tcase_add_test(tc, due_ids_leave_in_one_graft);
 	tcase_add_test(tc, ids_at_the_end_of_a_batch);
 	tcase_add_test(tc, ids_wait_from_their_own_queueing);
+	tcase_add_test(tc, no_ihave_to_a_link_that_has_the_id);
 	tcase_add_test(tc, batched_rumors_and_bounds);
 	suite_add_tcase(s, tc);
 	return s;
