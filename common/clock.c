@@ -19,3 +19,16 @@ clock_mono_ms(void)
 {
 	return clock_mono_us() / 1000u;
 }
+
+struct timeval
+clock_tv_until_ms(uint64_t due_ms)
+{
+	uint64_t now = clock_mono_ms();
+	struct timeval tv = { 0, 0 };
+
+	if (due_ms > now) {
+		tv.tv_sec = (time_t)((due_ms - now) / 1000);
+		tv.tv_usec = (suseconds_t)((due_ms - now) % 1000) * 1000;
+	}
+	return tv;
+}

@@ -4,7 +4,8 @@
  * full along the eager edges of their origin's tree and as ids along the
  * rest of the active view (within --lazy-ms, in an IHAVE or at the end of
  * a RUMOR frame going that way); a missing id GRAFTs, a duplicate PRUNEs,
- * a lost way in GRAFTs at once.  Rumors for one link within --batch-ms
+ * a lost way in GRAFTs at once (when and to whom a missing id is GRAFTed
+ * is graft.c's).  Rumors for one link within --batch-ms
  * leave in one frame.  gossip.c dispatches the
  * frames here and owns anti-entropy; the records are the replica's; the
  * seen ids and the rumors kept for GRAFTs are rumorset.c's.
@@ -18,6 +19,7 @@
 #include "dcbor.h"
 #include "frame.h"
 #include "gossip.h"
+#include "graft.h"
 #include "link.h"
 #include "log.h"
 #include "member.h"
@@ -29,11 +31,7 @@
 #include "view.h"
 #include "xmalloc.h"
 
-#define GRAFT_WAITS	4	/* GRAFTs put off while behind the input */
-#define LAG_SAMPLES	64	/* eager copies' lags kept for the GRAFT wait */
-#define LAG_MAX		8	/* the wait is at most this x --graft-ms */
-#define GRAFTED_KEEP	256	/* grafted ids remembered to spot a late copy */
-
+static struct event	*eager_ev, *lazy_ev;
 static struct dcbor_buf	 batch;		/* queued records, concatenated */
 static size_t		 batch_n;
 static struct event	*flush_ev;
@@ -41,19 +39,6 @@ static struct event	*flush_ev;
 /* ---- Plumtree: eager rumors on tree edges, IHAVE on the rest ----------- */
 
 
-/* Ids announced by IHAVE and not yet received: GRAFT when overdue. */
-struct missing {
-	uint64_t	 rid;
-	uint64_t	 due_ms;
-	struct member	*src[GOSSIP_MISSING_SRC];
-	uint32_t	 nsrc;
-	uint32_t	 waits;		/* put off while behind its input */
-	uint64_t	 first_ms;	/* its first announcement came then */
-	uint64_t	 graft_ms;	/* our last GRAFT for it, 0 none */
-	struct member	*asked[GOSSIP_MISSING_SRC];	/* GRAFTed from */
-	uint32_t	 nasked;
-	bool		 ask;		/* in this turn's GRAFT to asked[last] */
-};
 
 /*
  * One broadcast tree per origin (the peer that started a rumor), as the
@@ -72,39 +57,6 @@ static struct origin {
 	uint64_t	 last_rid;	/* its latest rumor we hold */
 } origins[GOSSIP_ORIGINS];
 
-static struct missing	 missing[GOSSIP_MISSING];
-static size_t		 nmissing;
-static struct event	*eager_ev, *lazy_ev, *graft_ev;
-static uint64_t		 graft_armed_ms;	/* graft_ev fires then */
-
-/*
- * The GRAFT wait follows the eager copies' measured lag: for an id that
- * was announced before its eager copy came, the time from the first
- * announcement to that copy (a GRAFT's own answer is no sample).  The
- * last LAG_SAMPLES lags of the last 20 x --graft-ms are kept; an id is
- * GRAFTed after --graft-ms or, when longer, 1.5 x their 90th percentile
- * (at most LAG_MAX x --graft-ms).  On a loaded host the eager path slows
- * down and the wait with it, instead of every late copy costing a GRAFT,
- * its answer and the PRUNE of the duplicate.
- */
-static struct lag {
-	uint64_t	 at_ms;
-	uint64_t	 ms;
-} lags[LAG_SAMPLES];
-static size_t		 lag_next;
-static uint64_t		 lag_wait_ms, lag_calc_ms;
-static bool		 lag_dirty;
-
-/*
- * Ids GRAFTed and then answered, or given up on (nobody left to ask): a
- * ring, so that an eager copy coming after that still counts as late.
- */
-static struct grafted {
-	uint64_t	 rid;
-	uint64_t	 first_ms;
-	struct member	*to;
-} grafted[GRAFTED_KEEP];
-static size_t		 grafted_next;
 
 /* Our rumors' origin: our node, the first 8 bytes of our id. */
 static uint64_t
@@ -224,13 +176,8 @@ pt_flush_member(struct member *m)
 static void
 pt_arm(struct event *ev, uint64_t due_ms)
 {
-	uint64_t now = clock_mono_ms();
-	struct timeval tv = { 0, 0 };
+	struct timeval tv = clock_tv_until_ms(due_ms);
 
-	if (due_ms > now) {
-		tv.tv_sec = (time_t)((due_ms - now) / 1000);
-		tv.tv_usec = (suseconds_t)((due_ms - now) % 1000) * 1000;
-	}
 	event_add(ev, &tv);
 }
 
@@ -474,292 +421,6 @@ prune_wanted(const struct member *m, unsigned k)
 	return false;
 }
 
-static struct missing *
-missing_find(uint64_t rid)
-{
-	for (size_t i = 0; i < nmissing; i++)
-		if (missing[i].rid == rid)
-			return &missing[i];
-	return NULL;
-}
-
-static void
-missing_del(struct missing *x)
-{
-	*x = missing[--nmissing];
-}
-
-/* The graft timer for due_ms, unless it fires sooner already. */
-static void
-graft_arm(uint64_t due_ms)
-{
-	if (event_pending(graft_ev, EV_TIMEOUT, NULL) &&
-	    graft_armed_ms <= due_ms)
-		return;
-	graft_armed_ms = due_ms;
-	pt_arm(graft_ev, due_ms);
-}
-
-/* One eager copy's lag behind its first announcement. */
-static void
-lag_add(uint64_t ms)
-{
-	lags[lag_next].at_ms = clock_mono_ms();
-	lags[lag_next].ms = ms;
-	lag_next = (lag_next + 1) % LAG_SAMPLES;
-	lag_dirty = true;
-}
-
-static int
-u64_cmp(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* The wait the eager copies' recent lags ask for (0: none recent). */
-static uint64_t
-lag_wait(void)
-{
-	uint64_t now = clock_mono_ms(), v[LAG_SAMPLES], max;
-	uint64_t horizon = 20u * (uint64_t)pd->conf.graft_ms;
-	size_t n = 0;
-
-	/* Recomputed on a new sample, or when samples may have aged out. */
-	if (!lag_dirty && now - lag_calc_ms < pd->conf.graft_ms)
-		return lag_wait_ms;
-	for (size_t i = 0; i < LAG_SAMPLES; i++)
-		if (lags[i].at_ms != 0 && now - lags[i].at_ms <= horizon)
-			v[n++] = lags[i].ms;
-	lag_wait_ms = 0;
-	if (n > 0) {
-		qsort(v, n, sizeof(v[0]), u64_cmp);
-		lag_wait_ms = v[(n * 9) / 10 < n ? (n * 9) / 10 : n - 1];
-		lag_wait_ms += lag_wait_ms / 2;
-		max = (uint64_t)LAG_MAX * pd->conf.graft_ms;
-		if (lag_wait_ms > max)
-			lag_wait_ms = max;
-	}
-	lag_calc_ms = now;
-	lag_dirty = false;
-	return lag_wait_ms;
-}
-
-/* Remember GRAFTed id x, last asked from m, for its late copy. */
-static void
-grafted_add(const struct missing *x, struct member *m)
-{
-	grafted[grafted_next].rid = x->rid;
-	grafted[grafted_next].first_ms = x->first_ms;
-	grafted[grafted_next].to = m;
-	grafted_next = (grafted_next + 1) % GRAFTED_KEEP;
-}
-
-/*
- * The first copy of an id we were awaiting came from m.  A copy from
- * another link than the one we GRAFTed was late, not lost (the GRAFT was
- * for nothing); any copy but the GRAFT's answer is a lag sample.
- */
-static void
-missing_arrived(struct missing *x, struct member *m)
-{
-	uint64_t now = clock_mono_ms();
-
-	for (uint32_t i = 0; i < x->nasked; i++) {
-		if (x->asked[i] != m)
-			continue;
-		grafted_add(x, m);
-		return;
-	}
-	if (x->nasked > 0) {
-		pd_count(push_grafts_late);
-		trace_add("push", "late %016llx from %s %llu ms after its "
-		    "first announcement, %llu after its graft",
-		    (unsigned long long)x->rid, m->name,
-		    (unsigned long long)(now - x->first_ms),
-		    (unsigned long long)(now - x->graft_ms));
-	}
-	lag_add(now - x->first_ms);
-}
-
-/*
- * A copy of rid from m, a duplicate or a first one we no longer awaited:
- * when we GRAFTed rid from another link, this is the eager copy, late.
- */
-static void
-grafted_copy(uint64_t rid, const struct member *m)
-{
-	for (size_t i = 0; i < GRAFTED_KEEP; i++) {
-		struct grafted *g = &grafted[i];
-
-		if (g->rid != rid)
-			continue;
-		if (g->to != m) {
-			pd_count(push_grafts_late);
-			trace_add("push", "late %016llx from %s %llu ms after "
-			    "its first announcement, after its graft ended",
-			    (unsigned long long)rid, m->name,
-			    (unsigned long long)(clock_mono_ms() - g->first_ms));
-			lag_add(clock_mono_ms() - g->first_ms);
-			g->rid = 0;	/* one sample an id */
-		}
-		return;
-	}
-}
-
-/*
- * An announced id we lack: GRAFT from its first announcer when overdue,
- * wait_ms from now or the eager copies' recent lag, whichever is longer
- * (the first announcement sets it).
- */
-static void
-missing_add(uint64_t rid, struct member *from, uint64_t wait_ms)
-{
-	struct missing *x = missing_find(rid);
-
-	if (x == NULL) {
-		uint64_t lag = lag_wait();
-
-		if (nmissing == GOSSIP_MISSING) {
-			pd_count(push_missing_dropped);
-			return;		/* anti-entropy will bring it */
-		}
-		x = &missing[nmissing++];
-		memset(x, 0, sizeof(*x));
-		x->rid = rid;
-		x->first_ms = clock_mono_ms();
-		x->due_ms = x->first_ms + (lag > wait_ms ? lag : wait_ms);
-	}
-	for (uint32_t i = 0; i < x->nsrc; i++)
-		if (x->src[i] == from)
-			return;
-	if (x->nsrc < GOSSIP_MISSING_SRC)
-		x->src[x->nsrc++] = from;
-	graft_arm(x->due_ms);
-}
-
-/*
- * The ids due this turn leave in one GRAFT frame per announcer (m pushes
- * their origins to us eagerly from then on: the tree mends).  A tree cut
- * while its writer is busy leaves every id announced during the
- * --lazy-ms + --graft-ms of the repair missing at once; a frame for each
- * cost a GRAFT and an answer per id (at 64 peers, hundreds per run).
- */
-static void
-graft_send(uint64_t now)
-{
-	static uint64_t ids[GOSSIP_IHAVE_MAX];
-
-	for (size_t i = 0; i < nmissing; ) {
-		struct member *m;
-		uint64_t first_ms;
-		size_t n = 0;
-
-		if (!missing[i].ask) {
-			i++;		/* (else: more than a frame for m) */
-			continue;
-		}
-		m = missing[i].asked[missing[i].nasked - 1];
-		first_ms = missing[i].first_ms;
-		for (size_t j = i; j < nmissing; j++) {
-			struct missing *x = &missing[j];
-
-			if (!x->ask || x->asked[x->nasked - 1] != m)
-				continue;
-			x->ask = false;
-			ids[n++] = x->rid;
-			if (x->first_ms < first_ms)
-				first_ms = x->first_ms;
-			if (n == GOSSIP_IHAVE_MAX)
-				break;
-		}
-		send_ids(m, FRAME_GRAFT, ids, n);
-		pd_count(push_grafts_sent);
-		pd_count_add(push_graft_ids, n);
-		trace_add("push", "graft %016llx and %zu more to %s %llu ms "
-		    "after the first one's announcement",
-		    (unsigned long long)ids[0], n - 1, m->name,
-		    (unsigned long long)(now - first_ms));
-	}
-}
-
-static void
-pt_graft_cb(evutil_socket_t fd, short ev, void *arg)
-{
-	uint64_t now = clock_mono_ms(), next = 0;
-	int behind = -1;	/* link_rx_backlog(), asked once a turn */
-
-	(void)fd;
-	(void)ev;
-	(void)arg;
-	for (size_t i = 0; i < nmissing; ) {
-		struct missing *x = &missing[i];
-		struct member *m = NULL;
-
-		if (rumorset_seen(x->rid)) {
-			missing_del(x);
-			continue;
-		}
-		if (x->due_ms > now) {
-			if (next == 0 || x->due_ms < next)
-				next = x->due_ms;
-			i++;
-			continue;
-		}
-		while (x->nsrc > 0 && m == NULL) {
-			m = x->src[0];
-			memmove(&x->src[0], &x->src[1],
-			    (x->nsrc - 1) * sizeof(x->src[0]));
-			x->nsrc--;
-			if (m->link == NULL)
-				m = NULL;
-		}
-		if (m == NULL) {
-			if (x->nasked > 0)
-				grafted_add(x, x->asked[x->nasked - 1]);
-			missing_del(x);	/* nobody left: anti-entropy */
-			continue;
-		}
-		/*
-		 * Behind its own input (a loaded host), the eager copy may be
-		 * among the bytes not read yet: a GRAFT now would turn a lazy
-		 * edge eager for nothing and add to the load.  Put it off, a
-		 * quarter period at a time, at most GRAFT_WAITS times.
-		 */
-		if (x->waits < GRAFT_WAITS && behind == -1)
-			behind = link_rx_backlog();
-		if (x->waits < GRAFT_WAITS && behind == 1) {
-			x->waits++;
-			/* m stays the next to ask. */
-			memmove(&x->src[1], &x->src[0],
-			    x->nsrc * sizeof(x->src[0]));
-			x->src[0] = m;
-			x->nsrc++;
-			pd_count(push_grafts_put_off);
-			x->due_ms = now + pd->conf.graft_ms / 4 + 1;
-			if (next == 0 || x->due_ms < next)
-				next = x->due_ms;
-			i++;
-			continue;
-		}
-		/* Asked below, with the turn's other ids for m. */
-		x->ask = true;
-		x->graft_ms = now;
-		if (x->nasked < GOSSIP_MISSING_SRC)
-			x->asked[x->nasked++] = m;
-		else
-			x->asked[x->nasked - 1] = m;
-		x->due_ms = now + pd->conf.graft_ms;
-		if (next == 0 || x->due_ms < next)
-			next = x->due_ms;
-		i++;
-	}
-	graft_send(now);
-	if (next != 0)
-		graft_arm(next);
-}
-
 /*
  * Every member of a fleet of known size is on a direct link: an urgent
  * rumor sent on every link has then reached every member, and a forwarded
@@ -862,7 +523,6 @@ recv_one_rumor(struct member *from, struct dcbor_rd *rd, uint64_t *dup)
 	const uint8_t *items;
 	size_t items_len;
 	struct dcbor_rd ird;
-	struct missing *x;
 	struct member *has[GOSSIP_MISSING_SRC];
 	size_t nhas = 0;
 	uint64_t n;
@@ -892,7 +552,7 @@ recv_one_rumor(struct member *from, struct dcbor_rd *rd, uint64_t *dup)
 		pd_count(duplicates_dropped);
 		pd_count_add(push_duplicate_records,
 		    items_count(items, items_len));
-		grafted_copy(rid, from);
+		graft_copy(rid, from);
 		pt_ihave_drop(from, rid);
 		*dup |= 1ull << k;
 		return 0;
@@ -904,13 +564,7 @@ recv_one_rumor(struct member *from, struct dcbor_rd *rd, uint64_t *dup)
 	/* A copy that crossed our PRUNE in flight does not count. */
 	if (clock_mono_ms() - from->pt_prune_ms >= pd->conf.graft_ms)
 		from->pt_pruned &= ~(1ull << k);
-	if ((x = missing_find(rid)) != NULL) {
-		missing_arrived(x, from);
-		nhas = x->nsrc;
-		memcpy(has, x->src, nhas * sizeof(*has));
-		missing_del(x);
-	} else
-		grafted_copy(rid, from);
+	nhas = graft_arrived(rid, from, has, GOSSIP_MISSING_SRC);
 	dcbor_rd_init(&ird, items, items_len);
 	if (gossip_apply_items(from, &ird) == -1)
 		return -1;
@@ -968,7 +622,7 @@ ids_announced(struct member *from, const uint64_t *ids, size_t n,
 
 	for (size_t i = 0; i < n; i++) {
 		if (!rumorset_seen(ids[i]))
-			missing_add(ids[i], from, wait);
+			graft_announced(ids[i], from, wait);
 		else
 			pt_ihave_drop(from, ids[i]);
 	}
@@ -1221,15 +875,8 @@ plumtree_init(void)
 	flush_ev = event_new(pd->base, -1, 0, pt_flush, NULL);
 	eager_ev = event_new(pd->base, -1, 0, pt_eager_cb, NULL);
 	lazy_ev = event_new(pd->base, -1, 0, pt_lazy_cb, NULL);
-	graft_ev = event_new(pd->base, -1, 0, pt_graft_cb, NULL);
-	nmissing = 0;
 	memset(origins, 0, sizeof(origins));
-	memset(lags, 0, sizeof(lags));
-	lag_next = 0;
-	lag_wait_ms = lag_calc_ms = 0;
-	lag_dirty = false;
-	memset(grafted, 0, sizeof(grafted));
-	grafted_next = 0;
+	graft_init(send_ids);
 	view_set_drop_cost(plumtree_link_cost);
 }
 
@@ -1243,9 +890,7 @@ plumtree_free(void)
 		event_free(eager_ev);
 	if (lazy_ev != NULL)
 		event_free(lazy_ev);
-	if (graft_ev != NULL)
-		event_free(graft_ev);
-	flush_ev = eager_ev = lazy_ev = graft_ev = NULL;
+	flush_ev = eager_ev = lazy_ev = NULL;
+	graft_free();
 	rumorset_reset();
-	nmissing = 0;
 }
