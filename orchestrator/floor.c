@@ -94,18 +94,24 @@ floor_tick(evutil_socket_t fd, short what, void *arg)
 	floor_batch(arg);
 }
 
+/* r's timings, made on first use. */
+static struct floor *
+floor_get(struct run *r)
+{
+	if (r->floor == NULL) {
+		r->floor = xcalloc(1, sizeof(*r->floor));
+		r->floor->b = xcalloc(FLOOR_MAX, sizeof(*r->floor->b));
+	}
+	return r->floor;
+}
+
 void
 floor_start(struct run *r)
 {
 	struct timeval tv = { FLOOR_EVERY_MS / 1000,
 	    (FLOOR_EVERY_MS % 1000) * 1000 };
-	struct floor *f;
+	struct floor *f = floor_get(r);
 
-	if (r->floor == NULL) {
-		f = r->floor = xcalloc(1, sizeof(*f));
-		f->b = xcalloc(FLOOR_MAX, sizeof(*f->b));
-	}
-	f = r->floor;
 	floor_batch(f);
 	if (f->ev == NULL) {
 		f->ev = event_new(r->base, -1, EV_PERSIST, floor_tick, f);
@@ -133,15 +139,10 @@ dbl_cmp(const void *a, const void *b)
 int
 floor_cost(struct run *r, uint64_t since_us, struct floor_cost *out)
 {
-	struct floor *f;
+	struct floor *f = floor_get(r);
 	double *s, *v;
 	size_t k = 0, first;
 
-	if (r->floor == NULL) {
-		r->floor = xcalloc(1, sizeof(*r->floor));
-		r->floor->b = xcalloc(FLOOR_MAX, sizeof(*r->floor->b));
-	}
-	f = r->floor;
 	for (first = f->n; first > 0 && f->b[first - 1].t_us >= since_us;
 	    first--)
 		;

@@ -442,26 +442,18 @@ payload_read(struct link_payload *pl)
  * the kernel at once, not on the loop's next turn: queueing it would have
  * libevent add the socket's write interest, wake for it and take it off
  * again (two epoll_ctl and a loop turn a frame, most of a small frame's
- * system calls).  What the socket does not take now is queued behind, in
- * order; an error is left for the bufferevent's own write to find.  The
- * bytes count as added and as handed over (q_added, q_left), so a mark
- * (link_mark_all) sees them leave.  Returns the bytes written.
+ * system calls).  What the socket does not take is queued behind, in
+ * order.  The bytes count as added and as handed over (q_added, q_left),
+ * so a mark (link_mark_all) sees them leave.  Returns the bytes written.
  */
 static size_t
 link_send_now(struct link *l, const uint8_t *p, size_t len)
 {
-	ssize_t n;
+	size_t n = transport_send_now(l->bev, p, len);
 
-	if (!transport_raw() || evbuffer_get_length(bufferevent_get_output(
-	    l->bev)) != 0)
-		return 0;
-	n = send(bufferevent_getfd(l->bev), p, len, MSG_DONTWAIT |
-	    MSG_NOSIGNAL);
-	if (n <= 0)
-		return 0;
-	l->q_added += (size_t)n;
-	l->q_left += (size_t)n;
-	return (size_t)n;
+	l->q_added += n;
+	l->q_left += n;
+	return n;
 }
 
 /*

@@ -367,6 +367,18 @@ transport_resume(struct bufferevent *bev)
 		bufferevent_trigger(bev, EV_READ, BEV_TRIG_DEFER_CALLBACKS);
 }
 
+size_t
+transport_send_now(struct bufferevent *bev, const void *p, size_t len)
+{
+	ssize_t n;
+
+	if (tls_ctx != NULL || evbuffer_get_length(bufferevent_get_output(bev))
+	    != 0)
+		return 0;
+	n = send(bufferevent_getfd(bev), p, len, MSG_DONTWAIT | MSG_NOSIGNAL);
+	return n > 0 ? (size_t)n : 0;
+}
+
 void
 transport_flush_now(struct bufferevent *bev)
 {

@@ -91,5 +91,13 @@ void	 transport_resume(struct bufferevent *bev);
  * outside any callback); best effort.
  */
 void	 transport_flush_now(struct bufferevent *bev);
+/*
+ * Hand p to the kernel at once when bev's output is empty, on the raw
+ * binding only (TLS records are the bufferevent's): the bytes the socket
+ * took (0 when it took none or the output holds bytes, which go first).
+ * An error is left for the bufferevent's own write to find.
+ */
+size_t	 transport_send_now(struct bufferevent *bev, const void *p,
+	    size_t len);
 
 #endif

@@ -114,11 +114,16 @@ view_dials_count(void)
 	return ndials;
 }
 
-/* A random active member other than the two given (NULL if none). */
+/*
+ * A random active member other than the two given (NULL if none), among
+ * those that cost least by cost (view_set_drop_cost; NULL: all the same).
+ */
 static struct member *
-active_pick(const struct member *not1, const uint8_t *not_id)
+active_pick(const struct member *not1, const uint8_t *not_id,
+    view_cost_fn cost)
 {
 	struct member *pick = NULL;
+	unsigned best = 0, c;
 	uint32_t seen = 0;
 
 	for (size_t i = 0; i < member_count(); i++) {
@@ -127,7 +132,12 @@ active_pick(const struct member *not1, const uint8_t *not_id)
 		if (m->link == NULL || m == not1 || (not_id != NULL &&
 		    memcmp(m->id, not_id, IDENTITY_ID_LEN) == 0))
 			continue;
-		if (rnd(++seen) == 0)
+		c = cost != NULL ? cost(m) : 0;
+		if (pick == NULL || c < best) {
+			pick = m;
+			best = c;
+			seen = 1;
+		} else if (c == best && rnd(++seen) == 0)
 			pick = m;
 	}
 	return pick;
@@ -186,33 +196,6 @@ quiet_pick(const struct member *not1)
 }
 
 /*
- * A random active member other than not1 among those whose loss costs the
- * layers above least (view_set_drop_cost; all the same without one).
- */
-static struct member *
-cheapest_pick(const struct member *not1)
-{
-	struct member *pick = NULL;
-	unsigned best = 0, c;
-	uint32_t seen = 0;
-
-	for (size_t i = 0; i < member_count(); i++) {
-		struct member *m = member_at(i);
-
-		if (m->link == NULL || m == not1)
-			continue;
-		c = drop_cost != NULL ? drop_cost(m) : 0;
-		if (pick == NULL || c < best) {
-			pick = m;
-			best = c;
-			seen = 1;
-		} else if (c == best && rnd(++seen) == 0)
-			pick = m;
-	}
-	return pick;
-}
-
-/*
  * The link to drop: the quietest quiet one, else the oldest that has
  * heard nothing since its handshake yet (it may be about to go quiet; a
  * link that carried frames is known to work), else a random one of those
@@ -234,7 +217,7 @@ drop_pick(const struct member *not1)
 		    o->view_up_ms < m->view_up_ms))
 			m = o;
 	}
-	return m != NULL ? m : cheapest_pick(not1);
+	return m != NULL ? m : active_pick(not1, NULL, drop_cost);
 }
 
 void
@@ -748,7 +731,7 @@ recv_forward_join(struct member *m, const uint8_t *body, size_t len)
 	}
 	if (ttl == VIEW_PRWL)
 		passive_learn(id, addr, name, m);
-	if ((next = active_pick(m, id)) == NULL) {
+	if ((next = active_pick(m, id, NULL)) == NULL) {
 		passive_learn(id, addr, name, m);
 		if (ndials < VIEW_DIALS)
 			dial(addr, DIAL_FORWARD);
@@ -1068,7 +1051,7 @@ view_tick(void)
 	view_probe();
 	if (now - last_shuffle_ms >= pd->conf.shuffle_ms) {
 		last_shuffle_ms = now;
-		if ((m = active_pick(NULL, NULL)) != NULL)
+		if ((m = active_pick(NULL, NULL, NULL)) != NULL)
 			send_shuffle(m, false);
 	}
 	if (now - last_swap_ms >= pd->conf.swap_ms) {
