@@ -123,6 +123,12 @@ view_json(void)
 	return json_object();
 }
 
+void
+view_set_drop_cost(view_cost_fn fn)
+{
+	(void)fn;
+}
+
 static void
 blob_make(struct blob *b, size_t size, uint8_t salt)
 {
