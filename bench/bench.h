@@ -65,7 +65,8 @@ struct bench_family {
 	X(crdt)			\
 	X(entry)		\
 	X(channel)		\
-	X(recon)
+	X(recon)			\
+	X(wire)
 
 #define BENCH_FAMILY_DECL(f) extern const struct bench_family bench_family_##f;
 BENCH_FAMILIES(BENCH_FAMILY_DECL)

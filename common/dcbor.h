@@ -4,8 +4,9 @@
  * The writer appends shortest-form heads (libcbor's cbor_encode_*) to a
  * growable buffer; dcbor_sort_map() puts a map's pairs in the canonical
  * order (bytewise order of the encoded keys), so callers may emit pairs in
- * any order.  The reader is a zero-copy pull cursor over libcbor's streaming
- * decoder: no allocation, string items point into the input.
+ * any order.  The reader is a zero-copy pull cursor that decodes each head
+ * itself (read as libcbor's streaming decoder reads it: fuzz_dcbor holds
+ * the two side by side): no allocation, string items point into the input.
  *
  * dcbor_check() is the gate for untrusted bytes: one well-formed item,
  * definite lengths only, nesting at most maxdepth, every declared count and

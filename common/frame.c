@@ -10,7 +10,9 @@
  * neither of which allocates: dcbor_check() proves the bytes are one
  * canonical, bounded CBOR item (so the cursor below cannot run off the
  * end), then a cursor walk checks the exact shape and points the struct
- * frame into the input.  The first fault found decides the error code.
+ * frame into the input; the envelope is walked where it lies (its span is
+ * where the walk ends), not skipped first and walked again.  The first
+ * fault found decides the error code.
  */
 #include <string.h>
 
@@ -281,17 +283,22 @@ static const char *const env_keys[ENV_NKEYS] = {
 	"to", "ver", "body", "from", "kind", "group", "stamp",
 };
 
+/*
+ * The envelope at the cursor, walked where it lies (the input has passed
+ * dcbor_check, so the walk cannot run off it): its fields into f, and its
+ * span, which the signature or MAC covers, into f->env and f->env_len.
+ */
 static int
-frame_decode_env(struct frame *f)
+frame_decode_env(struct dcbor_rd *rdp, struct frame *f)
 {
-	struct dcbor_rd rd;
+	struct dcbor_rd rd = *rdp;
 	const uint8_t *p;
 	const char *s;
 	uint64_t n, v;
 	size_t len;
 	unsigned int seen = 0;
 
-	dcbor_rd_init(&rd, f->env, f->env_len);
+	f->env = rd.p;
 	if (dcbor_get_map(&rd, &n) == -1 || n != ENV_NKEYS)
 		return FRAME_ESHAPE;
 	for (uint64_t i = 0; i < n; i++) {
@@ -349,6 +356,8 @@ frame_decode_env(struct frame *f)
 			break;
 		}
 	}
+	f->env_len = (size_t)(rd.p - f->env);
+	*rdp = rd;
 	return FRAME_OK;
 }
 
@@ -381,9 +390,7 @@ frame_decode(const uint8_t *buf, size_t len, struct frame *f, bool allow_bare)
 		seen |= 1u << k;
 		switch (k) {
 		case FR_ENV:
-			if (dcbor_get_raw(&rd, &f->env, &f->env_len) == -1)
-				return FRAME_ESHAPE;
-			if ((rc = frame_decode_env(f)) != FRAME_OK)
+			if ((rc = frame_decode_env(&rd, f)) != FRAME_OK)
 				return rc;
 			break;
 		case FR_KEY:

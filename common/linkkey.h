@@ -34,7 +34,7 @@ struct linkkey_eph {
 
 /* A keyed HMAC-SHA256; ctx NULL when unkeyed. */
 struct linkkey_mac {
-	void		*ctx;			/* EVP_MAC_CTX * */
+	void		*ctx;	/* the key's HMAC states (linkkey.c) */
 };
 
 /* A fresh random X25519 key. 0 or -1. */

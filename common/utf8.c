@@ -36,7 +36,15 @@ utf8_valid(const void *buf, size_t n)
 	const unsigned char *p = buf;
 
 	while (n > 0) {
-		size_t k = utf8_char(p, n);
+		size_t k;
+
+		/* ASCII, the common case (keys, names), a byte per test. */
+		if (*p < 0x80) {
+			p++;
+			n--;
+			continue;
+		}
+		k = utf8_char(p, n);
 
 		if (k == 0)
 			return false;

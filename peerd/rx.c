@@ -292,6 +292,13 @@ rx_read_cb(struct bufferevent *bev, void *arg)
 				link_close(l, frame_strerror(rc));
 				return;
 			}
+			if (avail - FRAME_LEN_PREFIX >= l->need) {
+				/* The whole frame is here: one pullup, one drain. */
+				rx_frame(l, evbuffer_pullup(in, FRAME_LEN_PREFIX +
+				    l->need) + FRAME_LEN_PREFIX, l->need);
+				evbuffer_drain(in, FRAME_LEN_PREFIX + l->need);
+				continue;
+			}
 			evbuffer_drain(in, FRAME_LEN_PREFIX);
 			l->have_len = true;
 			avail -= FRAME_LEN_PREFIX;

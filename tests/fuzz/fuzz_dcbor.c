@@ -7,19 +7,44 @@
  * exactly the length the checker reported (dcbor_next item by item,
  * dcbor_skip and dcbor_get_raw in one go), and reading then writing the
  * item (tests/unit/dcbor_walk.h) must give the input back byte for byte
- * when it was canonical.  Broken invariants abort, which libFuzzer saves
+ * when it was canonical; and every head of the input must decode exactly
+ * as libcbor's cbor_stream_decode reads it (check_heads, the reference
+ * dcbor.c used before it decoded heads itself).  Broken invariants abort, which libFuzzer saves
  * as a crash file.
  */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <math.h>
+
 #include "dcbor.h"
+#include "../unit/dcbor_ref.h"
 #include "../unit/dcbor_walk.h"
 
 int	LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define REQUIRE(c) do { if (!(c)) abort(); } while (0)
+
+/* Every head in turn, by both decoders, until one fails: they must agree. */
+static void
+check_heads(const uint8_t *data, size_t size)
+{
+	struct dcbor_rd rd;
+	const uint8_t *p = data;
+
+	dcbor_rd_init(&rd, data, size);
+	for (;;) {
+		struct dcbor_item a, b;
+		int rc_ref = dcbor_ref_head(&p, (size_t)(data + size - p), &b);
+		int rc = dcbor_next(&rd, &a) == 0 ? DCBOR_OK : rd.err;
+
+		REQUIRE(rc == rc_ref);
+		if (rc != DCBOR_OK)
+			return;
+		REQUIRE(dcbor_ref_same(&a, &b) && rd.p == p);
+	}
+}
 
 /* Count the items of one item by dcbor_next alone; -1 on a reader error. */
 static long
@@ -126,5 +151,6 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (pre_n == DCBOR_OK)
 		check_item(data, used_n, pre_c == DCBOR_OK);
+	check_heads(data, size);
 	return 0;
 }

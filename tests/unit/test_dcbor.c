@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "dcbor.h"
+#include "dcbor_ref.h"
 #include "dcbor_walk.h"
 
 /* ---- helpers ------------------------------------------------------------ */
@@ -1055,6 +1056,57 @@ START_TEST(text_must_be_utf8_when_canonical)
 }
 END_TEST
 
+/*
+ * The head decoder reads every head as libcbor's decoder does
+ * (dcbor_ref.h): every input of one and two bytes, and every initial byte
+ * followed by 1 to 16 bytes of several fillers (argument bytes of every
+ * width, strings that fit and ones that run past the end, floats, NaNs),
+ * each head of the input in turn until the first error; same item, same
+ * error, same position.
+ */
+static void
+heads_agree(const uint8_t *in, size_t len)
+{
+	struct dcbor_rd rd;
+	const uint8_t *p = in;
+
+	dcbor_rd_init(&rd, in, len);
+	for (;;) {
+		struct dcbor_item a, b;
+		int want = dcbor_ref_head(&p, (size_t)(in + len - p), &b);
+		int got = dcbor_next(&rd, &a) == 0 ? DCBOR_OK : rd.err;
+
+		ck_assert_msg(got == want, "%02x len %zu: %s, libcbor %s",
+		    in[0], len, dcbor_strerror(got), dcbor_strerror(want));
+		if (got != DCBOR_OK)
+			return;
+		ck_assert_msg(dcbor_ref_same(&a, &b) && rd.p == p,
+		    "%02x len %zu: items differ", in[0], len);
+	}
+}
+
+START_TEST(heads_read_as_libcbor_reads_them)
+{
+	static const uint8_t fill[] = { 0x00, 0x01, 0x17, 0x18, 0x7e, 0x7f,
+	    0x80, 0xc0, 0xf6, 0xff };
+	uint8_t in[17];
+
+	for (unsigned a = 0; a < 256; a++) {
+		in[0] = (uint8_t)a;
+		heads_agree(in, 1);
+		for (unsigned b = 0; b < 256; b++) {
+			in[1] = (uint8_t)b;
+			heads_agree(in, 2);
+		}
+		for (size_t f = 0; f < sizeof(fill); f++)
+			for (size_t len = 2; len <= sizeof(in); len++) {
+				memset(in + 1, fill[f], len - 1);
+				heads_agree(in, len);
+			}
+	}
+}
+END_TEST
+
 static Suite *
 dcbor_suite(void)
 {
@@ -1065,6 +1117,7 @@ dcbor_suite(void)
 	tcase_add_loop_test(tc, appendix_a_encode_decode, 0, (int)NVEC);
 	tcase_add_loop_test(tc, appendix_a_truncated, 0, (int)NVEC);
 	tcase_add_test(tc, appendix_a_refused);
+	tcase_add_test(tc, heads_read_as_libcbor_reads_them);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("canonical");

@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
 #include <openssl/rand.h>
 
 #include "dcbor.h"
@@ -365,6 +367,47 @@ START_TEST(unkeyed_and_shapes)
 }
 END_TEST
 
+/*
+ * linkkey_mac is HMAC-SHA256 (RFC 2104) under the 32-byte direction key:
+ * the same tag as OpenSSL's one-shot HMAC() for every length around the
+ * block boundaries and beyond, for several keys, the key's states reused
+ * frame after frame; the check refuses any one flipped bit of the tag.
+ */
+START_TEST(mac_is_hmac_sha256)
+{
+	uint8_t key[LINKKEY_LEN], msg[700], tag[LINKKEY_MAC_LEN];
+	uint8_t want[EVP_MAX_MD_SIZE];
+	unsigned int wlen;
+	struct linkkey_mac m;
+
+	for (int k = 0; k < 4; k++) {
+		ck_assert_int_eq(RAND_bytes(key, sizeof(key)), 1);
+		if (k == 0)
+			memset(key, 0xff, sizeof(key));
+		ck_assert_int_eq(linkkey_mac_init(&m, key), 0);
+		ck_assert_ptr_nonnull(m.ctx);
+		for (size_t len = 0; len <= sizeof(msg); len += len < 130 ?
+		    1 : 37) {
+			ck_assert_int_eq(RAND_bytes(msg, sizeof(msg)), 1);
+			ck_assert_int_eq(linkkey_mac(&m, msg, len, tag), 0);
+			ck_assert_ptr_nonnull(HMAC(EVP_sha256(), key,
+			    sizeof(key), msg, len, want, &wlen));
+			ck_assert_uint_eq(wlen, LINKKEY_MAC_LEN);
+			ck_assert_mem_eq(tag, want, LINKKEY_MAC_LEN);
+			ck_assert_int_eq(linkkey_mac_check(&m, msg, len, want),
+			    0);
+			want[len % LINKKEY_MAC_LEN] ^= (uint8_t)(1u << (len % 8));
+			ck_assert_int_eq(linkkey_mac_check(&m, msg, len, want),
+			    -1);
+		}
+		linkkey_mac_free(&m);
+		ck_assert_ptr_null(m.ctx);
+		linkkey_mac_free(&m);	/* twice: harmless */
+		ck_assert_int_eq(linkkey_mac(&m, msg, 1, tag), -1);
+	}
+}
+END_TEST
+
 static Suite *
 linkkey_suite(void)
 {
@@ -376,6 +419,7 @@ linkkey_suite(void)
 	tcase_add_test(tc, flipped_bits_refused);
 	tcase_add_test(tc, third_party_and_replay_refused);
 	tcase_add_test(tc, unkeyed_and_shapes);
+	tcase_add_test(tc, mac_is_hmac_sha256);
 	suite_add_tcase(s, tc);
 	return s;
 }
