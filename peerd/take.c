@@ -543,6 +543,7 @@ void
 take_turn_sent(void)
 {
 	struct claim_wait *w;
+	uint64_t now = now_ms();
 	size_t nl;
 
 	vote_acks_flush();
@@ -553,8 +554,20 @@ take_turn_sent(void)
 		w->marks = xcalloc(nl ? nl : 1, sizeof(*w->marks));
 		w->nmarks = link_mark_all(w->marks, nl);
 		w->sent = true;
-		/* The settle window runs from the moment the claim has left. */
-		if (w->op != NULL)
+		if (w->op == NULL)
+			continue;
+		/*
+		 * The settle window runs from the moment the claim has left.
+		 * A frame for an empty output buffer went to the kernel as it
+		 * was sent, so the claim has usually left by now: its window
+		 * starts here, and its one timer is the settle's (a take of the
+		 * same turn gets the same deadline, so a group of claims wakes
+		 * once).  Else take_check polls the marks.
+		 */
+		if (link_mark_left(w->marks, w->nmarks)) {
+			w->left_ms = now;
+			take_schedule(w->op, pd->conf.settle_ms);
+		} else
 			take_schedule(w->op, 0);
 	}
 }
