@@ -148,21 +148,64 @@ metrics_keep(json_t *o, const json_t *only, const char *sec)
 	}
 }
 
+const uint8_t *
+metrics_mask(struct metrics_mask *mk, const json_t *only)
+{
+	if (only == NULL)
+		return NULL;
+	if (mk->want != NULL && json_equal(mk->only, only))
+		return mk->want;
+	json_decref(mk->only);
+	mk->only = json_deep_copy(only);
+	if (mk->want == NULL)
+		mk->want = xcalloc(mk->n ? mk->n : 1, 1);
+	for (size_t i = 0; i < mk->n; i++)
+		mk->want[i] = metrics_wants(only, mk->sec, mk->keys[i]);
+	mk->builds++;
+	return mk->want;
+}
+
+/* The counters' names in METRICS_COUNTERS then METRICS_ARRAYS order. */
+static const char *const counter_names[] = {
+#define NAME(f, n) n,
+	METRICS_COUNTERS(NAME)
+#undef NAME
+#define NAME_ARRAY(f, n, size, names) n,
+	METRICS_ARRAYS(NAME_ARRAY)
+#undef NAME_ARRAY
+};
+
+static const char *const hist_names[] = {
+#define NAME(f, n) n,
+	METRICS_HISTS(NAME)
+#undef NAME
+};
+
+/* The masks of the last only asked for (an engine asks the same each time). */
+struct metrics_mask metrics_counters_mask = { NULL, "counters", counter_names,
+    sizeof(counter_names) / sizeof(counter_names[0]), NULL, 0 };
+static struct metrics_mask hists_mask = { NULL, "latency", hist_names,
+    sizeof(hist_names) / sizeof(hist_names[0]), NULL, 0 };
+
 /* The counters only names (NULL: all), built only where named. */
 static json_t *
 counters_json(const struct metrics *m, const json_t *only)
 {
 	json_t *o = json_object();
+	const uint8_t *w = metrics_mask(&metrics_counters_mask, only);
+	size_t i = 0;
 
 #define TO_JSON(f, n)							\
-	if (metrics_wants(only, "counters", n))				\
-		json_object_set_new(o, n, json_integer((json_int_t)m->f));
+	if (w == NULL || w[i])						\
+		json_object_set_new(o, n, json_integer((json_int_t)m->f)); \
+	i++;
 	METRICS_COUNTERS(TO_JSON)
 #undef TO_JSON
 #define TO_JSON_ARRAY(f, n, size, names)				\
-	if (metrics_wants(only, "counters", n))				\
+	if (w == NULL || w[i])						\
 		json_object_set_new(o, n, array_to_json(m->f,		\
-		    (size_t)(size), names##_names));
+		    (size_t)(size), names##_names));			\
+	i++;
 	METRICS_ARRAYS(TO_JSON_ARRAY)
 #undef TO_JSON_ARRAY
 	return o;
@@ -244,10 +287,13 @@ static json_t *
 hists_json(const struct metrics_hists *h, const json_t *only)
 {
 	json_t *o = json_object();
+	const uint8_t *w = metrics_mask(&hists_mask, only);
+	size_t i = 0;
 
 #define TO_JSON(f, n)							\
-	if (metrics_wants(only, "latency", n))				\
-		json_object_set_new(o, n, hist_to_json(&h->f));
+	if (w == NULL || w[i])						\
+		json_object_set_new(o, n, hist_to_json(&h->f));		\
+	i++;
 	METRICS_HISTS(TO_JSON)
 #undef TO_JSON
 	return o;
@@ -306,6 +352,15 @@ metrics_rusage_json(void)
 }
 
 void
+metrics_put_section(json_t *o, const char *sec, json_t *v, const json_t *only)
+{
+	if (only != NULL && json_object_size(v) == 0)
+		json_decref(v);		/* nothing in it asked for */
+	else
+		json_object_set_new(o, sec, v);
+}
+
+void
 metrics_set_section(json_t *o, const char *sec, json_t *v, const json_t *only)
 {
 	metrics_keep(v, only, sec);
@@ -323,10 +378,10 @@ metrics_snapshot_json(const struct metrics *m,
 
 	/* A section none of only names is not built (a sample's answer). */
 	if (section_wanted(only, "counters"))
-		metrics_set_section(o, "counters", counters_json(m, only),
+		metrics_put_section(o, "counters", counters_json(m, only),
 		    only);
 	if (hists != NULL && section_wanted(only, "latency"))
-		metrics_set_section(o, "latency", hists_json(hists, only),
+		metrics_put_section(o, "latency", hists_json(hists, only),
 		    only);
 	if (section_wanted(only, "process"))
 		metrics_set_section(o, "process", metrics_rusage_json(), only);

@@ -902,7 +902,7 @@ act_sleep(struct run *r, json_t *step, uint64_t deadline)
 	while (clock_mono_ms() < until) {
 		if (run_housekeep(r) == -1)
 			return -1;
-		run_nap(r);
+		run_nap_until(r, until);
 	}
 	return 0;
 }

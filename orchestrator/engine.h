@@ -60,6 +60,12 @@ void		 run_call_each(struct run *r, const char *cmd, json_t *args,
 		    int timeout_ms, run_each_fn fn, void *arg);
 /* A short pause between two looks, with the timers running. */
 void		 run_nap(struct run *r);
+/*
+ * A pause until until_ms, the timers running, ended early by a signal
+ * (a child's exit, an interrupt: fleet_wake_fd) or the watchdog: a step
+ * that only waits for time and those wakes at neither 20 ms pace.
+ */
+void		 run_nap_until(struct run *r, uint64_t until_ms);
 /* Interrupt, crash, watchdog: -1 when the run must stop. */
 int		 run_housekeep(struct run *r);
 /* The peers of a selector into out; -1 for an index out of range. */

@@ -29,6 +29,8 @@
 #include "xmalloc.h"
 
 volatile sig_atomic_t fleet_sigchld;
+int fleet_wake_fd = -1;			/* the wake pipe's read end */
+static int wake_wr = -1;
 
 static const char *const peer_state_names[] = { "new", "running", "paused",
     "stopped", "killed", "crashed" };
@@ -39,11 +41,22 @@ fleet_state_name(enum peer_state s)
 	return (unsigned)s <= PEER_CRASHED ? peer_state_names[s] : "unknown";
 }
 
+void
+fleet_wake(void)
+{
+	int saved = errno;
+
+	if (wake_wr >= 0)
+		(void)!write(wake_wr, "", 1);	/* full: a wake is pending */
+	errno = saved;
+}
+
 static void
 sigchld_handler(int sig)
 {
 	(void)sig;
 	fleet_sigchld = 1;
+	fleet_wake();
 }
 
 void
@@ -57,6 +70,14 @@ fleet_init(struct fleet *f, const char *run_dir, const char *peerd,
 	snprintf(f->peerd, sizeof(f->peerd), "%s", peerd);
 	f->knobs = knobs ? json_incref(knobs) : json_object();
 	f->ready_timeout_ms = 15000;
+	if (wake_wr < 0) {
+		int fds[2];
+
+		if (pipe2(fds, O_CLOEXEC | O_NONBLOCK) == 0) {
+			fleet_wake_fd = fds[0];
+			wake_wr = fds[1];
+		}
+	}
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = sigchld_handler;
 	sa.sa_flags = SA_RESTART | SA_NOCLDSTOP;

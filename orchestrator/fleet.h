@@ -84,6 +84,15 @@ struct fleet {
 };
 
 extern volatile sig_atomic_t fleet_sigchld;
+/*
+ * The read end of a pipe a byte arrives on whenever a signal the engine
+ * waits for came (SIGCHLD here, the interrupts in main.c): a loop that
+ * watches it sleeps until its deadline or that, not in 20 ms polls.
+ * -1 when the pipe could not be made.
+ */
+extern int	 fleet_wake_fd;
+/* Write that byte: async-signal-safe (errno kept). */
+void		 fleet_wake(void);
 
 /* Set up the SIGCHLD flag handler. */
 void		 fleet_init(struct fleet *f, const char *run_dir,

@@ -38,6 +38,7 @@
 
 #include "compare.h"
 #include "debug.h"
+#include "fleet.h"
 #include "html.h"
 #include "log.h"
 #include "measures.h"
@@ -134,6 +135,7 @@ on_signal(int sig)
 {
 	(void)sig;
 	run_interrupted = 1;
+	fleet_wake();		/* a sleeping step looks at once */
 }
 
 static void

@@ -289,6 +289,44 @@ nap_cb(evutil_socket_t fd, short what, void *arg)
 	*(bool *)arg = true;
 }
 
+/* A signal's byte on the wake pipe: drain it and end the nap. */
+static void
+wake_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct run *r = arg;
+	char buf[64];
+
+	(void)what;
+	while (read(fd, buf, sizeof(buf)) > 0)
+		;
+	r->woken = true;
+}
+
+void
+run_nap_until(struct run *r, uint64_t until_ms)
+{
+	uint64_t now = clock_mono_ms(), ms;
+	struct timeval tv;
+	bool done = false;
+	struct event *ev;
+
+	if (r->ev_wake == NULL) {	/* no pipe: the polls' pace */
+		run_nap(r);
+		return;
+	}
+	ms = until_ms > now ? until_ms - now : 0;
+	tv.tv_sec = (time_t)(ms / 1000);
+	tv.tv_usec = (suseconds_t)(ms % 1000) * 1000;
+	ev = evtimer_new(r->base, nap_cb, &done);
+	evtimer_add(ev, &tv);
+	r->woken = false;
+	/* A signal that came before the nap left its flag: look first. */
+	if (!fleet_sigchld && !run_interrupted)
+		while (!done && !r->woken && !(r->hang && !r->hang_done))
+			event_base_loop(r->base, EVLOOP_ONCE);
+	event_free(ev);
+}
+
 /* A short pause between two looks, with the timers running. */
 void
 run_nap(struct run *r)
@@ -384,6 +422,11 @@ timers_start(struct run *r)
 	r->ev_progress = event_new(r->base, -1, EV_PERSIST, sample_progress_tick, r);
 	if (r->opts.verbose >= 0)
 		event_add(r->ev_progress, &prog);
+	if (fleet_wake_fd >= 0) {
+		r->ev_wake = event_new(r->base, fleet_wake_fd, EV_READ |
+		    EV_PERSIST, wake_cb, r);
+		event_add(r->ev_wake, NULL);
+	}
 	floor_start(r);
 }
 
@@ -391,7 +434,7 @@ static void
 timers_stop(struct run *r)
 {
 	struct event **evs[] = { &r->ev_watch, &r->ev_progress,
-	    &r->ev_collect };
+	    &r->ev_collect, &r->ev_wake };
 
 	floor_stop(r);
 	for (size_t i = 0; i < sizeof(evs) / sizeof(evs[0]); i++)

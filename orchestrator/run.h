@@ -95,6 +95,8 @@ struct run {
 	uint64_t	 hello_round_ms;	/* the last hello round */
 	struct event	*ev_progress;	/* the progress line */
 	struct event	*ev_collect;	/* takes, load counts: COLLECT_MS */
+	struct event	*ev_wake;	/* a signal came: fleet_wake_fd */
+	bool		 woken;		/* ev_wake fired since the nap began */
 	struct floor	*floor;		/* crypto timings (floor.c) */
 	uint64_t	 write_open_us;	/* the write window opened */
 	uint64_t	 take_open_us;	/* the take step began */

@@ -69,33 +69,64 @@ stats_verify_cost(void)
 	pd_metrics.verify_timed_us = (c.timed_ns - vcost_base.timed_ns) / 1000;
 }
 
+/* The gauges, in the order of gauge_names. */
+enum gauge {
+	G_LINKS, G_RECORDS, G_VISIBLE, G_CONTROL_CLIENTS, G_UPTIME_S,
+	G_VIEW_ACTIVE, G_VIEW_PASSIVE, G_TREE_DEGREE, G_REPAIR_PERIOD_MS,
+	G_HEAP_IN_USE, G_HEAP_FREE, G_ACTIVITY, G_MAX
+};
+
+static const char *const gauge_names[G_MAX] = {
+	"links", "records", "visible", "control_clients", "uptime_s",
+	"view.active", "view.passive", "push.tree_degree",
+	"recon.repair_period_ms", "heap.in_use", "heap.free", "activity"
+};
+
+static struct metrics_mask gauges_mask = { NULL, "gauges", gauge_names,
+    G_MAX, NULL, 0 };
+
+/* The gauges only names (NULL: all); the heap's only when asked. */
+static json_t *
+gauges_json(const json_t *only)
+{
+	const uint8_t *w = metrics_mask(&gauges_mask, only);
+	json_t *o = json_object();
+	size_t in_use = 0, free_bytes = 0;
+	double v[G_MAX];
+
+	/* mallinfo walks the heap's free lists: only when asked for */
+	if (w == NULL || w[G_HEAP_IN_USE] || w[G_HEAP_FREE])
+		xmalloc_heap(&in_use, &free_bytes);
+	v[G_LINKS] = link_count();
+	v[G_RECORDS] = (double)replica_count();
+	v[G_VISIBLE] = (double)replica_visible();
+	v[G_CONTROL_CLIENTS] = control_clients();
+	v[G_UPTIME_S] = (double)peerd_uptime_us() / 1e6;
+	v[G_VIEW_ACTIVE] = (double)view_active_count();
+	v[G_VIEW_PASSIVE] = (double)view_passive_count();
+	v[G_TREE_DEGREE] = gossip_tree_degree();
+	v[G_REPAIR_PERIOD_MS] = (double)gossip_repair_period_ms();
+	v[G_HEAP_IN_USE] = (double)in_use;
+	v[G_HEAP_FREE] = (double)free_bytes;
+	v[G_ACTIVITY] = (double)stats_activity();
+	for (size_t i = 0; i < G_MAX; i++) {
+		if (w != NULL && !w[i])
+			continue;
+		json_object_set_new(o, gauge_names[i], i == G_UPTIME_S ||
+		    i == G_TREE_DEGREE ? json_real(v[i]) :
+		    json_integer((json_int_t)v[i]));
+	}
+	return o;
+}
+
 json_t *
 stats_json(const json_t *only)
 {
 	json_t *j;
-	size_t in_use = 0, free_bytes = 0;
 
 	stats_verify_cost();
 	j = metrics_snapshot_json(&pd_metrics, &pd_hists, only);
-	/* mallinfo walks the heap's free lists: only when asked for */
-	if (metrics_wants(only, "gauges", "heap.in_use") ||
-	    metrics_wants(only, "gauges", "heap.free"))
-		xmalloc_heap(&in_use, &free_bytes);
-	metrics_set_section(j, "gauges", json_pack("{s:I, s:I, s:I, s:I, s:f, "
-	    "s:I, s:I, s:f, s:I, s:I, s:I, s:I}",
-	    "links", (json_int_t)link_count(),
-	    "records", (json_int_t)replica_count(),
-	    "visible", (json_int_t)replica_visible(),
-	    "control_clients", (json_int_t)control_clients(),
-	    "uptime_s", (double)peerd_uptime_us() / 1e6,
-	    "view.active", (json_int_t)view_active_count(),
-	    "view.passive", (json_int_t)view_passive_count(),
-	    "push.tree_degree", gossip_tree_degree(),
-	    "recon.repair_period_ms", (json_int_t)gossip_repair_period_ms(),
-	    "heap.in_use", (json_int_t)in_use,
-	    "heap.free", (json_int_t)free_bytes,
-	    "activity", (json_int_t)stats_activity()),
-	    only);
+	metrics_put_section(j, "gauges", gauges_json(only), only);
 	json_object_set_new(j, "name", json_string(pd->conf.name));
 	json_object_set_new(j, "peer_id", json_string(pd->ident.peer_id));
 	return j;

@@ -238,6 +238,44 @@ def test_rest_measures_the_background_per_peer():
         assert notes and "recon_" in notes[0], rep["notes"]
 
 
+def test_a_crash_or_an_interrupt_ends_a_long_sleep_at_once():
+    """A sleep step waits for its end, a child's exit or an interrupt, not
+    in polls: each of the last two still ends a 200 s sleep long before
+    its end (the run fails naming the crash, or says it was
+    interrupted)."""
+    for how in ("crash", "interrupt"):
+        with Tmp() as out:
+            s = scenario_file(out, "sleepy", [
+                {"action": "start"},
+                {"action": "sleep", "name": "long", "ms": 200000,
+                 "timeout_s": STEP_S}])
+            proc = subprocess.Popen([ORCH, s, "--out", out, "-q"],
+                                    stderr=subprocess.PIPE)
+            try:
+                d = wait_until(lambda: os.path.realpath(
+                    os.path.join(out, "latest"))
+                    if os.path.exists(os.path.join(out, "latest"))
+                    else None, 30, "the run directory")
+                wait_until(lambda: step_started(d, "long"), 60,
+                           "the sleep step")
+                pids = peer_pids(d)
+                if how == "crash":
+                    os.kill(pids[1], signal.SIGKILL)
+                else:
+                    os.kill(proc.pid, signal.SIGINT)
+                rc = proc.wait(100)     # half the sleep: it did not wait
+                err = proc.stderr.read().decode()
+            finally:
+                if proc.poll() is None:
+                    proc.kill()
+                    proc.wait()
+            assert rc != 0, err
+            _, rep = latest(out)
+            want = "p1 crashed" if how == "crash" else "interrupted"
+            assert want in rep["error"], (how, rep["error"])
+            assert_all_gone(pids)
+
+
 if __name__ == "__main__":
     run([test_stop_during_a_write_step, test_stop_during_a_wait_visible_step,
          test_a_stall_before_the_hello_bound_still_names_the_stopped_peer,
@@ -246,4 +284,5 @@ if __name__ == "__main__":
          test_unwaited_writes_lost_on_purpose_are_reported_lost,
          test_unwaited_writes_that_arrive_are_counted_and_none_lost,
          test_scale_scenario_measures_the_start_and_a_sample_round,
-         test_rest_measures_the_background_per_peer])
+         test_rest_measures_the_background_per_peer,
+         test_a_crash_or_an_interrupt_ends_a_long_sleep_at_once])

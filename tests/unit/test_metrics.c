@@ -352,6 +352,55 @@ START_TEST(only_names_what_it_says)
 }
 END_TEST
 
+/*
+ * The mask of an only is built once and kept while the peer is asked the
+ * same names (each sample asks the same), rebuilt when they change, and
+ * says what metrics_wants says.
+ */
+START_TEST(mask_is_kept_for_the_same_only)
+{
+	json_t *a = json_pack("[s,s]", "counters.frames.in", "gauges"),
+	    *b = json_pack("[s,s]", "counters.frames.in", "gauges"),
+	    *c = json_pack("[s]", "counters.space");
+	struct metrics m;
+	uint64_t b0;
+	json_t *j;
+
+	metrics_reset(&m);
+	m.frames_in = 4;
+	m.writes = 2;
+	b0 = metrics_counters_mask.builds;
+	j = metrics_snapshot_json(&m, NULL, a);
+	json_decref(j);
+	j = metrics_snapshot_json(&m, NULL, b);	/* equal, another object */
+	ck_assert_uint_eq(metrics_counters_mask.builds, b0 + 1);
+	ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(j,
+	    "counters"), "frames.in")), 4);
+	ck_assert_ptr_null(json_object_get(json_object_get(j, "counters"),
+	    "space.writes"));
+	json_decref(j);
+	j = metrics_snapshot_json(&m, NULL, c);
+	ck_assert_uint_eq(metrics_counters_mask.builds, b0 + 2);
+	ck_assert_ptr_null(json_object_get(json_object_get(j, "counters"),
+	    "frames.in"));
+	ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(j,
+	    "counters"), "space.writes")), 2);
+	json_decref(j);
+	/* The mask agrees with metrics_wants, name by name. */
+	{
+		const uint8_t *w = metrics_mask(&metrics_counters_mask, a);
+
+		for (size_t i = 0; i < metrics_counters_mask.n; i++)
+			ck_assert_int_eq(w[i], metrics_wants(a, "counters",
+			    metrics_counters_mask.keys[i]));
+	}
+	ck_assert_ptr_null(metrics_mask(&metrics_counters_mask, NULL));
+	json_decref(a);
+	json_decref(b);
+	json_decref(c);
+}
+END_TEST
+
 static Suite *
 metrics_suite(void)
 {
@@ -367,6 +416,7 @@ metrics_suite(void)
 	tcase_add_test(tc, rusage_json);
 	tcase_add_test(tc, snapshot_sections);
 	tcase_add_test(tc, only_names_what_it_says);
+	tcase_add_test(tc, mask_is_kept_for_the_same_only);
 	suite_add_tcase(s, tc);
 	return s;
 }
