@@ -127,6 +127,7 @@ struct rusage;
 	X(view_passive_replaced, "view.passive_replaced")		\
 	X(view_dials_failed,	"view.dials_failed")			\
 	X(view_forgotten,	"view.forgotten")			\
+	X(view_swaps_waited,	"view.swaps_waited")			\
 	X(push_eager,		"push.eager_copies")			\
 	X(push_ihave_frames,	"push.ihave_frames")			\
 	X(push_ihave_ids,	"push.ihave_ids")			\

@@ -57,6 +57,14 @@ static struct origin {
 	uint64_t	 last_rid;	/* its latest rumor we hold */
 } origins[GOSSIP_ORIGINS];
 
+/*
+ * An origin is in use while its rumors came within twice what a cut of its
+ * tree costs a rumor (the IHAVE's wait and the GRAFT's): losing an edge of
+ * a quiet origin's tree costs only its next rumor a repair, which a link
+ * drop at rest may pay; inside a burst every rumor after the cut pays it.
+ */
+#define PT_BUSY_MS()	(2 * ((uint64_t)pd->conf.lazy_ms + pd->conf.graft_ms))
+
 
 /* Our rumors' origin: our node, the first 8 bytes of our id. */
 static uint64_t
@@ -816,12 +824,14 @@ plumtree_tree_degree(void)
 unsigned
 plumtree_link_cost(const struct member *m)
 {
+	uint64_t now = clock_mono_ms(), busy = PT_BUSY_MS();
 	unsigned n = 0;
 
 	for (unsigned k = 0; k < GOSSIP_ORIGINS; k++) {
 		uint64_t bit = 1ull << k;
 
-		if (origins[k].live && origins[k].last_rid != 0)
+		if (origins[k].live && origins[k].last_rid != 0 &&
+		    now - origins[k].used_ms < busy)
 			n += !(m->pt_lazy & bit) + !(m->pt_pruned & bit);
 	}
 	return n;

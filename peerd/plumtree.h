@@ -28,9 +28,10 @@ void	plumtree_link(struct member *m, bool up);
 double	plumtree_tree_degree(void);
 
 /*
- * What losing the link to m costs the trees (view_set_drop_cost): the
- * live origins it carries eagerly, counted each way.  A link lazy both
- * ways for every origin goes without a GRAFT or a cut subtree.
+ * What losing the link to m costs the trees now (view_set_drop_cost):
+ * the origins in use (a rumor within 2 x (--lazy-ms + --graft-ms)) it
+ * carries eagerly, counted each way.  A link lazy both ways for every
+ * origin in use goes without a GRAFT or a cut subtree.
  */
 unsigned plumtree_link_cost(const struct member *m);
 

@@ -62,9 +62,12 @@ static bool		 joined;	/* a link came up since the last join */
 static bool		 dirty;		/* the passive view changed: save it */
 static bool		 saved;		/* saved once since the start */
 static uint64_t		 last_shuffle_ms, last_swap_ms, last_save_ms;
+static uint64_t		 swap_look_ms;	/* a waiting swap looks again then */
+static bool		 swap_waited;	/* the due swap was counted waiting */
 static view_cost_fn	 drop_cost;	/* what a link is worth above */
 
 #define VIEW_SAVE_MS	30000	/* view.addrs rewritten at most this often */
+#define VIEW_SWAP_LOOK_MS 1000	/* a waiting swap looks again this often */
 
 static uint32_t
 rnd(uint32_t n)
@@ -616,6 +619,36 @@ view_swap(void)
 	dial(pick->addr, DIAL_SWAP);
 }
 
+/*
+ * A due swap waits while every link it could drop carries a broadcast tree
+ * in use (drop_cost above 0 for each): a swap's drop cuts a tree, and
+ * inside a burst of rumors every rumor after the cut waits for the IHAVE
+ * and the GRAFT that mend it.  It waits at most one more --swap-ms, so
+ * the view still mixes (and two halves still meet) under steady traffic.
+ */
+static bool
+swap_waits(uint64_t now)
+{
+	bool waits;
+
+	if (drop_cost == NULL || now - last_swap_ms >= 2 * (uint64_t)
+	    pd->conf.swap_ms || view_active_count() < pd->conf.active) {
+		swap_waited = false;
+		return false;
+	}
+	waits = true;
+	for (size_t i = 0; i < member_count() && waits; i++) {
+		struct member *m = member_at(i);
+
+		if (m->link != NULL && drop_cost(m) == 0)
+			waits = false;
+	}
+	if (waits && !swap_waited)
+		pd_count(view_swaps_waited);	/* once a swap */
+	swap_waited = waits;
+	return waits;
+}
+
 /* ---- the link observer -------------------------------------------------- */
 
 static void
@@ -974,7 +1007,9 @@ static uint64_t
 view_next(uint64_t now)
 {
 	uint64_t next = earlier(last_shuffle_ms + pd->conf.shuffle_ms,
-	    last_swap_ms + pd->conf.swap_ms), idle = pd->conf.silence_ms / 4;
+	    last_swap_ms + pd->conf.swap_ms > swap_look_ms ?
+	    last_swap_ms + pd->conf.swap_ms : swap_look_ms),
+	    idle = pd->conf.silence_ms / 4;
 	bool fill;
 
 	if (ndials > 0 || (!joined && nseeds > 0) ||
@@ -1054,9 +1089,13 @@ view_tick(void)
 		if ((m = active_pick(NULL, NULL, NULL)) != NULL)
 			send_shuffle(m, false);
 	}
-	if (now - last_swap_ms >= pd->conf.swap_ms) {
-		last_swap_ms = now;
-		view_swap();
+	if (now - last_swap_ms >= pd->conf.swap_ms && now >= swap_look_ms) {
+		if (swap_waits(now)) {
+			swap_look_ms = now + VIEW_SWAP_LOOK_MS;
+		} else {
+			last_swap_ms = now;
+			view_swap();
+		}
 	}
 	/* The first save soon, then at most every VIEW_SAVE_MS: each save is
 	 * a rename over the old file, which ext4 makes write back at once, and

@@ -6,6 +6,7 @@ middle of a write burst is routed around (every acknowledged write reaches
 every live peer and the views refill), a partition heals, and a peer
 whose links all cross a partition refills its view from its own side."""
 import collections
+import time
 
 from fleet import Fleet, run, wait_until
 
@@ -147,8 +148,32 @@ def test_a_peer_cut_off_from_its_side_refills_from_it():
         wait_until(lambda: views_ok(peers), 30, "one overlay again")
 
 
+def test_a_swap_waits_while_every_link_carries_a_tree_in_use():
+    """A swap drops a link, and a dropped tree edge costs every rumor after
+    it a repair: while rumors of every origin flow, a due swap whose every
+    candidate link is a tree edge in use waits (view.swaps_waited), and
+    every write still reaches every peer; once the writes stop, the views
+    are whole again."""
+    with Fleet(extra=FAST) as f:
+        peers = start_partial(f, N)
+        ids = set()
+        t_end = time.monotonic() + 4.0   # drives the load, asserts nothing
+        i = 0
+        while time.monotonic() < t_end:
+            ids.add(peers[i % N].call("write", type="s#v1",
+                                      fields={"i": i})["id"])
+            i += 1
+            time.sleep(0.005)
+        wait_until(lambda: have_all(peers, "s#v1", ids), 20,
+                   "every write on every peer")
+        waited = sum(p.counter("view.swaps_waited") for p in peers)
+        assert waited > 0, "no swap waited through %d writes" % len(ids)
+        wait_until(lambda: views_ok(peers), 20, "the views whole")
+
+
 if __name__ == "__main__":
     run([test_views_bounded_connected_and_deliver,
          test_relay_killed_mid_burst_is_routed_around,
          test_partition_heals_on_partial_views,
-         test_a_peer_cut_off_from_its_side_refills_from_it])
+         test_a_peer_cut_off_from_its_side_refills_from_it,
+         test_a_swap_waits_while_every_link_carries_a_tree_in_use])

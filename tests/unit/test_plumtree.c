@@ -401,6 +401,9 @@ START_TEST(a_link_in_no_tree_costs_nothing_to_drop)
 {
 	struct dcbor_buf buf;
 
+	/* Origins stay in use 2 x (lazy + graft): far past this test. */
+	pd->conf.lazy_ms = 5000;
+	pd->conf.graft_ms = 5000;
 	ck_assert_uint_eq(plumtree_link_cost(a), 0);
 	ck_assert_uint_eq(plumtree_link_cost(b), 0);
 	rumor(&buf, 0x1001);
@@ -416,6 +419,35 @@ START_TEST(a_link_in_no_tree_costs_nothing_to_drop)
 	ck_assert_uint_eq(plumtree_link_cost(a), 0);
 	ck_assert_uint_eq(plumtree_link_cost(b), 2);
 	ck_assert_uint_eq(plumtree_link_cost(c), 2);
+}
+END_TEST
+
+/*
+ * A tree edge costs a drop only while its origin is in use: once no rumor
+ * of it came for 2 x (--lazy-ms + --graft-ms), losing the link costs only
+ * its next rumor a repair, and a swap may drop it (view.c waits for that).
+ */
+START_TEST(a_quiet_tree_costs_nothing_to_drop)
+{
+	struct dcbor_buf buf;
+
+	pd->conf.lazy_ms = 5000;
+	pd->conf.graft_ms = 5000;
+	rumor(&buf, 0x1001);
+	recv_kind(b, FRAME_RUMOR, &buf);
+	run_for(5);
+	ck_assert_uint_eq(plumtree_link_cost(b), 2);
+	ck_assert_uint_eq(plumtree_link_cost(c), 2);
+	pd->conf.lazy_ms = 2;		/* in use for 2 x (2 + 3) = 10 ms */
+	pd->conf.graft_ms = 3;
+	run_for(15);
+	ck_assert_uint_eq(plumtree_link_cost(b), 0);
+	ck_assert_uint_eq(plumtree_link_cost(c), 0);
+	rumor(&buf, 0x1002);		/* the origin speaks again */
+	recv_kind(c, FRAME_RUMOR, &buf);
+	pd->conf.lazy_ms = 5000;
+	pd->conf.graft_ms = 5000;
+	ck_assert_uint_gt(plumtree_link_cost(b), 0);
 }
 END_TEST
 
@@ -969,6 +1001,7 @@ plumtree_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, eager_then_prune_then_lazy);
 	tcase_add_test(tc, a_link_in_no_tree_costs_nothing_to_drop);
+	tcase_add_test(tc, a_quiet_tree_costs_nothing_to_drop);
 	tcase_add_test(tc, own_rumors_and_the_urgent_lane);
 	tcase_add_test(tc, a_full_mesh_urgent_rumor_goes_one_hop);
 	tcase_add_test(tc, a_lost_tree_node_is_routed_around);
