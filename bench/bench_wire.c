@@ -49,6 +49,7 @@
 #include "hlc.h"
 #include "identity.h"
 #include "linkkey.h"
+#include "rumor.h"
 #include "space.h"
 
 enum wire_body { WB_RUMOR1, WB_RUMOR8, WB_IHAVE, WB_CLAIM, WB_ACKS };
@@ -136,15 +137,8 @@ put_rumor(struct dcbor_buf *b, size_t nrec, uint64_t first, bool claimed)
 
 	dcbor_buf_init(&items);
 	rc = put_records(&items, nrec, first, claimed);
-	dcbor_put_map(b, 4);
-	dcbor_put_cstr(b, "rid");
-	dcbor_put_uint(b, XXH3_64bits(items.data, items.len) | 1);
-	dcbor_put_cstr(b, "hops");
-	dcbor_put_uint(b, 6);
-	dcbor_put_cstr(b, "items");
-	dcbor_put_raw(b, items.data, items.len);
-	dcbor_put_cstr(b, "origin");
-	dcbor_put_uint(b, 0x1234567890abcdefull);
+	rumor_map_put(b, XXH3_64bits(items.data, items.len) | 1, 6,
+	    0x1234567890abcdefull, items.data, items.len);
 	dcbor_buf_free(&items);
 	return rc;
 }
@@ -194,23 +188,14 @@ put_body(struct wire_state *st)
 static int
 parse_rumor(struct dcbor_rd *rd, uint64_t *acc)
 {
-	uint64_t n, rid, hops, origin, nrec;
-	const uint8_t *items;
-	size_t items_len;
+	struct rumor_map rm;
+	uint64_t nrec;
 	struct dcbor_rd ird;
 
-	if (dcbor_get_map(rd, &n) == -1 || n != 4 ||
-	    dcbor_get_key(rd, "rid") == -1 || dcbor_get_uint(rd, &rid) == -1 ||
-	    dcbor_get_key(rd, "hops") == -1 ||
-	    dcbor_get_uint(rd, &hops) == -1 ||
-	    dcbor_get_key(rd, "items") == -1 ||
-	    dcbor_get_raw(rd, &items, &items_len) == -1 || rid == 0 ||
-	    dcbor_get_key(rd, "origin") == -1 ||
-	    dcbor_get_uint(rd, &origin) == -1)
+	if (rumor_map_get(rd, &rm) == -1 ||
+	    rm.rid != (XXH3_64bits(rm.items, rm.items_len) | 1))
 		return -1;
-	if (rid != (XXH3_64bits(items, items_len) | 1))
-		return -1;
-	dcbor_rd_init(&ird, items, items_len);
+	dcbor_rd_init(&ird, rm.items, rm.items_len);
 	if (dcbor_get_array(&ird, &nrec) == -1)
 		return -1;
 	for (uint64_t i = 0; i < nrec; i++) {
@@ -227,7 +212,7 @@ parse_rumor(struct dcbor_rd *rd, uint64_t *acc)
 		if (rc != 0)
 			return -1;
 	}
-	*acc += hops + origin;
+	*acc += rm.hops + rm.origin;
 	return 0;
 }
 

@@ -25,6 +25,7 @@
 #include "member.h"
 #include "peerd.h"
 #include "plumtree.h"
+#include "rumor.h"
 #include "rumorset.h"
 #include "stats.h"
 #include "trace.h"
@@ -111,22 +112,6 @@ origin_slot(uint64_t origin)
 	origins[old].used_ms = now;
 	origins[old].live = true;
 	return old;
-}
-
-/* A rumor map (docs/protocol.md section 7) appended to b. */
-static void
-rumor_put(struct dcbor_buf *b, uint64_t rid, uint64_t hops, uint64_t origin,
-    const uint8_t *items, size_t len)
-{
-	dcbor_put_map(b, 4);
-	dcbor_put_cstr(b, "rid");
-	dcbor_put_uint(b, rid);
-	dcbor_put_cstr(b, "hops");
-	dcbor_put_uint(b, hops);
-	dcbor_put_cstr(b, "items");
-	dcbor_put_raw(b, items, len);
-	dcbor_put_cstr(b, "origin");
-	dcbor_put_uint(b, origin);
 }
 
 /* An IHAVE or GRAFT body, or a batch's ihave map: {"ids": [...]}. */
@@ -349,7 +334,7 @@ pt_broadcast(uint64_t rid, uint64_t hops, uint64_t origin,
 	if (from == NULL)
 		origins[k].last_rid = rid;
 	dcbor_buf_init(&map);
-	rumor_put(&map, rid, hops, origin, items, len);
+	rumor_map_put(&map, rid, hops, origin, items, len);
 	for (size_t i = 0; i < member_count(); i++) {
 		struct member *m = member_at(i);
 
@@ -526,6 +511,7 @@ items_count(const uint8_t *items, size_t len)
 static int
 recv_one_rumor(struct member *from, struct dcbor_rd *rd, uint64_t *dup)
 {
+	struct rumor_map rm;
 	uint64_t rid, hops, origin;
 	unsigned k;
 	const uint8_t *items;
@@ -533,17 +519,14 @@ recv_one_rumor(struct member *from, struct dcbor_rd *rd, uint64_t *dup)
 	struct dcbor_rd ird;
 	struct member *has[GOSSIP_MISSING_SRC];
 	size_t nhas = 0;
-	uint64_t n;
 
-	if (dcbor_get_map(rd, &n) == -1 || n != 4 ||
-	    dcbor_get_key(rd, "rid") == -1 || dcbor_get_uint(rd, &rid) == -1 ||
-	    dcbor_get_key(rd, "hops") == -1 ||
-	    dcbor_get_uint(rd, &hops) == -1 ||
-	    dcbor_get_key(rd, "items") == -1 ||
-	    dcbor_get_raw(rd, &items, &items_len) == -1 || rid == 0 ||
-	    dcbor_get_key(rd, "origin") == -1 ||
-	    dcbor_get_uint(rd, &origin) == -1)
+	if (rumor_map_get(rd, &rm) == -1)
 		return -1;
+	rid = rm.rid;
+	hops = rm.hops;
+	origin = rm.origin;
+	items = rm.items;
+	items_len = rm.items_len;
 	pd_count(rumors_received);
 	/*
 	 * The rid names the items: one that does not would let a sender mark
@@ -718,7 +701,7 @@ recv_graft(struct member *from, const uint8_t *body, size_t len)
 		}
 		from->pt_lazy &= ~(1ull << origin_slot(c->origin));
 		dcbor_buf_reset(&map);
-		rumor_put(&map, c->rid, c->hops, c->origin, c->items, c->len);
+		rumor_map_put(&map, c->rid, c->hops, c->origin, c->items, c->len);
 		pt_eager(from, map.data, map.len);
 		pd_count(push_grafts_answered);
 	}
