@@ -71,6 +71,7 @@
 #include "recon.h"
 #include "replica.h"
 #include "riblt.h"
+#include "snapshot.h"
 #include "stats.h"
 #include "trace.h"
 #include "xmalloc.h"
@@ -107,11 +108,6 @@ enum sstate {
 	S_DIGEST,	/* initiator of a digest round: polls its end */
 };
 
-struct item {
-	uint64_t	h;
-	uint8_t		id[ENTRY_ID_LEN];
-};
-
 struct sess {
 	TAILQ_ENTRY(sess)	 entry;
 	struct member		*m;
@@ -123,8 +119,7 @@ struct sess {
 	bool			 asked;		/* our END 1 wanted records */
 	uint64_t		 cut;		/* horizon, wall ms; 0: none */
 	enum sstate		 state;
-	struct item		*it;		/* snapshot, sorted by h */
-	size_t			 n;
+	struct snapshot		 snap;		/* taken at its start */
 	struct neg		*neg;
 	struct riblt_enc	*enc;
 	struct riblt_dec	*dec;
@@ -189,109 +184,6 @@ static uint64_t
 record_bytes(void)
 {
 	return kind_bytes(FRAME_RECON_RECS) + kind_bytes(FRAME_PULL_RESP);
-}
-
-/* ---- snapshot ---------------------------------------------------------- */
-
-struct snap_arg {
-	struct item	*it;
-	size_t		 n, cap;
-	uint64_t	 cut;
-};
-
-static void
-snap_one(void *argp, uint64_t h, const uint8_t id[ENTRY_ID_LEN])
-{
-	struct snap_arg *a = argp;
-	struct hlc_stamp st;
-
-	/* Inside the horizon: an entry issued at or after the cut. */
-	if (a->cut != 0 && replica_entry_stamp(id, &st) == 0 &&
-	    st.phys >= a->cut) {
-		pd_count(recon_horizon_items);
-		return;
-	}
-	if (a->n == a->cap) {
-		a->cap = a->cap ? 2 * a->cap : 1024;
-		a->it = xreallocarray(a->it, a->cap, sizeof(*a->it));
-	}
-	a->it[a->n].h = h;
-	memcpy(a->it[a->n].id, id, ENTRY_ID_LEN);
-	a->n++;
-}
-
-static int
-item_cmp(const void *x, const void *y)
-{
-	const struct item *a = x, *b = y;
-
-	return a->h < b->h ? -1 : a->h > b->h;
-}
-
-/* Sort by h: an LSD radix sort (qsort moves 24-byte items by memmove). */
-static void
-items_sort(struct item *it, size_t n)
-{
-	struct item *tmp = xcalloc(n ? n : 1, sizeof(*tmp)), *src = it,
-	    *dst = tmp, *sw;
-
-	for (int shift = 0; shift < 64; shift += 8) {
-		size_t count[256] = { 0 }, pos = 0;
-
-		for (size_t i = 0; i < n; i++)
-			count[(src[i].h >> shift) & 0xff]++;
-		for (size_t b = 0; b < 256; b++) {
-			size_t c = count[b];
-
-			count[b] = pos;
-			pos += c;
-		}
-		for (size_t i = 0; i < n; i++)
-			dst[count[(src[i].h >> shift) & 0xff]++] = src[i];
-		sw = src;
-		src = dst;
-		dst = sw;
-	}
-	/* eight passes: the sorted items are back in it */
-	free(tmp);
-}
-
-static void
-snapshot(struct sess *s)
-{
-	struct snap_arg a = { NULL, 0, 0, s->cut };
-	size_t k = 0;
-
-	replica_foreach_item(snap_one, &a);
-	items_sort(a.it, a.n);
-	for (size_t i = 0; i < a.n; i++)
-		if (k == 0 || a.it[k - 1].h != a.it[i].h)
-			a.it[k++] = a.it[i];
-	/* A session lives for seconds: keep no doubling slack that long. */
-	s->it = k < a.cap ? xreallocarray(a.it, k ? k : 1, sizeof(*a.it)) :
-	    a.it;
-	s->n = k;
-}
-
-/* The snapshot's item values, for neg and riblt (caller frees). */
-static uint64_t *
-items_of(const struct sess *s)
-{
-	uint64_t *v = xcalloc(s->n ? s->n : 1, sizeof(*v));
-
-	for (size_t i = 0; i < s->n; i++)
-		v[i] = s->it[i].h;
-	return v;
-}
-
-static const uint8_t *
-item_id(const struct sess *s, uint64_t h)
-{
-	struct item key = { .h = h }, *it;
-
-	it = s->n ? bsearch(&key, s->it, s->n, sizeof(*s->it), item_cmp) :
-	    NULL;
-	return it ? it->id : NULL;
 }
 
 /* ---- sessions ---------------------------------------------------------- */
@@ -399,7 +291,7 @@ sess_end(struct sess *s, const char *error)
 	r.records = s->method == RECON_DIGEST ? pd_metrics.delta_entries +
 	    pd_metrics.records_received - s->records0 : s->records;
 	r.payload = s->payload;
-	r.items = s->n;
+	r.items = s->snap.n;
 	r.ms = (double)(clock_mono_us() - s->start_us) / 1000.0;
 	if (s->periodic)
 		repair_outcome(s, error);
@@ -416,7 +308,7 @@ sess_end(struct sess *s, const char *error)
 	neg_free(s->neg);
 	riblt_enc_free(s->enc);
 	riblt_dec_free(s->dec);
-	free(s->it);
+	snapshot_free(&s->snap);
 	free(s);
 }
 
@@ -507,10 +399,11 @@ send_recs(struct sess *s, bool all, const uint64_t *v, size_t k)
 	size_t n = 0, no = 0, sz;
 
 	if (all)
-		k = s->n;
+		k = s->snap.n;
 	out = xcalloc(k ? k : 1, sizeof(*out));
 	for (size_t i = 0; i < k; i++) {
-		const uint8_t *id = all ? s->it[i].id : item_id(s, v[i]);
+		const uint8_t *id = all ? s->snap.it[i].id :
+		    snapshot_id(&s->snap, v[i]);
 
 		if (id == NULL)
 			continue;
@@ -619,7 +512,7 @@ pump(struct sess *s)
 		dcbor_put_cstr(&b, "sid");
 		dcbor_put_uint(&b, s->sid);
 		dcbor_put_cstr(&b, "size");
-		dcbor_put_uint(&b, s->n);
+		dcbor_put_uint(&b, s->snap.n);
 		dcbor_put_cstr(&b, "syms");
 		riblt_put_syms(&b, sym, k);
 		send_body(s, FRAME_RECON_SYMS, &b);
@@ -671,19 +564,19 @@ start_proto(struct sess *s)
 	}
 	if (s->periodic && pd->conf.repair_horizon_ms > 0)
 		s->cut = horizon_cut(hlc_wall_ms());
-	snapshot(s);
-	v = items_of(s);
+	snapshot_take(&s->snap, s->cut);
+	v = snapshot_hashes(&s->snap);
 	if (s->method == RECON_NEGENTROPY) {
 		struct dcbor_buf msg;
 		struct neg_ids none = { 0 };
 
-		s->neg = neg_new(v, s->n);
+		s->neg = neg_new(v, s->snap.n);
 		dcbor_buf_init(&msg);
 		neg_initiate(s->neg, &msg);
 		send_neg(s, &msg, &none);
 		dcbor_buf_free(&msg);
 	} else {
-		s->enc = riblt_enc_new(v, s->n, RECON_SYMS_MAX);
+		s->enc = riblt_enc_new(v, s->snap.n, RECON_SYMS_MAX);
 		s->rounds = 1;		/* the symbol stream */
 		if (s->probe)
 			s->opening = 2 * last_diff + RECON_SYMS_FIRST <
@@ -871,9 +764,9 @@ recv_neg(struct member *from, struct dcbor_rd *rd, uint64_t nkeys)
 		if ((s = responder(from, sid, RECON_NEGENTROPY)) == NULL)
 			return 0;
 		s->cut = cut;
-		snapshot(s);
-		v = items_of(s);
-		s->neg = neg_new(v, s->n);
+		snapshot_take(&s->snap, s->cut);
+		v = snapshot_hashes(&s->snap);
+		s->neg = neg_new(v, s->snap.n);
 		free(v);
 	}
 	if (s->method != RECON_NEGENTROPY || s->state != S_RUN)
@@ -931,7 +824,7 @@ recv_syms(struct member *from, struct dcbor_rd *rd, uint64_t nkeys)
 		if ((s = responder(from, sid, RECON_RIBLT)) == NULL)
 			return 0;
 		s->cut = cut;
-		snapshot(s);
+		snapshot_take(&s->snap, s->cut);
 		s->rounds = 1;
 		if (size == 0) {
 			/* The other side holds nothing: it gets everything. */
@@ -939,14 +832,14 @@ recv_syms(struct member *from, struct dcbor_rd *rd, uint64_t nkeys)
 			end_talking(s, false, NULL, 0);
 			return 0;
 		}
-		if (s->n == 0) {
+		if (s->snap.n == 0) {
 			end_talking(s, true, NULL, 0);
 			return 0;
 		}
-		max = 2 * ((uint64_t)s->n + (size < pd->conf.max_entries ?
+		max = 2 * ((uint64_t)s->snap.n + (size < pd->conf.max_entries ?
 		    size : pd->conf.max_entries)) + 1024;
-		v = items_of(s);
-		s->dec = riblt_dec_new(v, s->n, max < RECON_SYMS_MAX ? max :
+		v = snapshot_hashes(&s->snap);
+		s->dec = riblt_dec_new(v, s->snap.n, max < RECON_SYMS_MAX ? max :
 		    RECON_SYMS_MAX);
 		free(v);
 	}
