@@ -144,7 +144,9 @@ struct rusage;
 	X(push_missing_dropped,	"push.missing_dropped")			\
 	X(push_origins_replaced, "push.origins_replaced")		\
 	X(tls_handshakes,	"tls.handshakes")			\
-	X(tls_ktls_send,	"tls.ktls_send")
+	X(tls_ktls_send,	"tls.ktls_send")				\
+	X(link_reads,		"io.link_reads")			\
+	X(control_reads,	"io.control_reads")
 
 /* Why a well-formed frame was refused by the receiver: X(ENUM, "name"). */
 #define METRICS_REJECTS(X)						\

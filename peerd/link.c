@@ -714,17 +714,14 @@ link_event_cb(struct bufferevent *bev, short what, void *arg)
 			return;
 		}
 		l->authed = rc == 1;
+		rx_attach(l);
 		link_set_state(l, LINK_EV_CONNECTED);
 		if (l->state == LINK_HELLO_SENT)
 			handshake_send(l, NULL, 0);
 		return;
 	}
 	if (what & BEV_EVENT_EOF) {
-		if (l->have_len ||
-		    evbuffer_get_length(bufferevent_get_input(bev)) > 0)
-			rx_truncated(l);
-		else
-			link_close(l, "end of stream");
+		rx_end(l);
 	} else if (what & BEV_EVENT_ERROR) {
 		why = transport_failure(bev, l->state != LINK_CONNECTING);
 		link_close(l, why != NULL ? why : evutil_socket_error_to_string(
@@ -762,7 +759,8 @@ link_new(struct bufferevent *bev, bool outbound, const char *remote)
 	/* libevent moves 16 KiB a wakeup by default: too little for pieces. */
 	bufferevent_set_max_single_read(bev, LINK_IO_CHUNK);
 	bufferevent_set_max_single_write(bev, LINK_IO_CHUNK);
-	bufferevent_enable(bev, EV_READ | EV_WRITE);
+	/* TCP: the link reads its socket itself once it is connected. */
+	bufferevent_enable(bev, transport_raw() ? EV_WRITE : EV_READ | EV_WRITE);
 	return l;
 }
 
@@ -880,6 +878,7 @@ link_accept_cb(struct evconnlistener *lis, evutil_socket_t fd,
 		return;
 	l = link_new(bev, false, remote);
 	l->ip = sin->sin_addr.s_addr;
+	rx_attach(l);
 	trace_add("link", "#%llu accepted from %s",
 	    (unsigned long long)l->serial, remote);
 	/* On TLS the hello waits for the handshake (link_event_cb). */

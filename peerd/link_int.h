@@ -55,7 +55,8 @@ struct link {
 	bool			 have_len;	/* two-stage read */
 	uint32_t		 need;
 	uint32_t		 lowat;		/* SO_RCVLOWAT set; 0: default */
-	struct event		*rx_ev;		/* reading a large frame directly */
+	struct event		*rx_ev;		/* TCP: reads it; else a large frame */
+	bool			 sockread;	/* rx_ev reads the stream (TCP) */
 	uint8_t			*rx;		/* its buffer (need bytes) */
 	size_t			 rx_cap, rx_got;
 	uint64_t		 up_ms;

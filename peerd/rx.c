@@ -1,5 +1,8 @@
 /*
- * rx.c: the receive path of a link.  A frame is read in two stages (its
+ * rx.c: the receive path of a link.  On TCP the link reads its socket
+ * itself (rx_attach: one recv a readiness into the input buffer, no
+ * FIONREAD, repeated only while a read comes back full); on TLS the
+ * OpenSSL bufferevent reads.  A frame is read in two stages (its
  * length, checked against the cap before anything is allocated, then the
  * body); a large body of a proven peer is read straight from the socket
  * into a pooled buffer.  Each frame is opened and verified (its MAC
@@ -39,6 +42,7 @@
 /* What an unproven link may send in one frame: a hello or a proof is a
  * few hundred bytes, so no stranger makes the peer buffer --max-frame. */
 #define LINK_PREAUTH_FRAME	(4u << 10)
+#define LINK_READ_PASSES	16	/* full reads a wake-up: 1 MiB */
 
 /*
  * Buffers for large frames read directly (rx_cb), kept for reuse so
@@ -190,40 +194,39 @@ rx_lowat(struct link *l, size_t rest)
  * to make the frame contiguous.  On TLS transport_recv decrypts the
  * records into the buffer (the OpenSSL bufferevent would read one record
  * a wakeup into 4 KiB pieces of its input, and the frame would then be
- * copied whole into a freshly allocated MiB).  The bufferevent's reading
+ * copied whole into a freshly allocated MiB).  The stream's own reading
  * is off meanwhile (its input buffer is empty: every byte it held went
- * into the frame), and is back on once the frame is dispatched.
+ * into the frame): on TCP the link's read event comes here while l->rx is
+ * set, on TLS the bufferevent's reading is off and is back on once the
+ * frame is dispatched.
  */
 static void
-rx_cb(evutil_socket_t fd, short ev, void *arg)
+rx_cb(struct link *l)
 {
-	struct link *l = arg;
 	uint8_t *buf;
 	size_t cap;
 	ssize_t n;
 
-	(void)ev;
-	(void)fd;
 	n = transport_recv(l->bev, l->rx + l->rx_got, l->need - l->rx_got);
 	if (n == 0) {
-		event_del(l->rx_ev);
 		rx_truncated(l);	/* EOF inside a frame, by construction */
 		return;
 	}
 	if (n == -1 && errno != EAGAIN && errno != EWOULDBLOCK &&
 	    errno != EINTR) {
-		event_del(l->rx_ev);
 		link_close(l, strerror(errno));
 		return;
 	}
 	if (n == -1)
 		return;
+	pd_count(link_reads);
 	l->rx_got += (size_t)n;
 	if (l->rx_got < l->need) {
 		rx_lowat(l, transport_lowat(l->need - l->rx_got));
 		return;
 	}
-	event_del(l->rx_ev);
+	if (!l->sockread)
+		event_del(l->rx_ev);
 	rx_lowat(l, 0);
 	buf = l->rx;
 	cap = l->rx_cap;
@@ -231,8 +234,86 @@ rx_cb(evutil_socket_t fd, short ev, void *arg)
 	l->have_len = false;
 	rx_frame(l, buf, l->need);
 	rx_put(buf, cap);
-	if (l->state != LINK_DEAD)
+	if (l->state != LINK_DEAD && !l->sockread)
 		transport_resume(l->bev);
+}
+
+/*
+ * The stream of a TCP link, read by the link (rx_attach): each recv's
+ * bytes go into the input buffer and rx_read_cb takes every whole frame
+ * out of it before the next recv, so the input holds at most one partial
+ * frame.  A read shorter than TRANSPORT_READ_MAX emptied the socket: one
+ * system call a wake-up however many frames came.  A full read reads on,
+ * up to LINK_READ_PASSES, then the loop's next turn (other sockets wait
+ * meanwhile).  A large frame's rest is read into its own buffer (rx_cb).
+ */
+static void
+rx_stream(struct link *l)
+{
+	struct evbuffer *in = bufferevent_get_input(l->bev);
+	int fd = bufferevent_getfd(l->bev);
+
+	for (int pass = 0; pass < LINK_READ_PASSES; pass++) {
+		ssize_t n = transport_read(fd, in);
+
+		if (n == 0) {
+			rx_end(l);
+			return;
+		}
+		if (n == -1) {
+			if (errno != EAGAIN && errno != EWOULDBLOCK &&
+			    errno != EINTR)
+				link_close(l, strerror(errno));
+			return;
+		}
+		pd_count(link_reads);
+		rx_read_cb(l->bev, l);
+		if (l->state == LINK_DEAD || l->rx != NULL ||
+		    (size_t)n < TRANSPORT_READ_MAX)
+			return;
+	}
+}
+
+/* The read event of a link: its stream (TCP), or a large frame's rest. */
+static void
+rx_ev_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	struct link *l = arg;
+
+	(void)fd;
+	(void)ev;
+	if (l->state == LINK_DEAD)
+		return;
+	if (l->rx != NULL)
+		rx_cb(l);
+	else if (l->sockread)
+		rx_stream(l);
+}
+
+void
+rx_attach(struct link *l)
+{
+	int fd = bufferevent_getfd(l->bev);
+
+	if (transport_raw() && fd != -1 && l->rx_ev == NULL &&
+	    (l->rx_ev = event_new(pd->base, fd, EV_READ | EV_PERSIST,
+	    rx_ev_cb, l)) != NULL && event_add(l->rx_ev, NULL) == 0) {
+		/* A bufferevent freezes its input's end for its own reads. */
+		evbuffer_unfreeze(bufferevent_get_input(l->bev), 0);
+		l->sockread = true;
+		return;
+	}
+	bufferevent_enable(l->bev, EV_READ);	/* TLS: its bufferevent */
+}
+
+void
+rx_end(struct link *l)
+{
+	if (l->have_len ||
+	    evbuffer_get_length(bufferevent_get_input(l->bev)) > 0)
+		rx_truncated(l);
+	else
+		link_close(l, "end of stream");
 }
 
 static void
@@ -242,13 +323,15 @@ rx_start(struct link *l, struct evbuffer *in, size_t avail)
 
 	if (l->rx_ev == NULL)
 		l->rx_ev = event_new(pd->base, fd, EV_READ | EV_PERSIST,
-		    rx_cb, l);
+		    rx_ev_cb, l);
 	if (l->rx_ev == NULL)
 		return;		/* read it through the bufferevent */
 	l->rx = rx_get(l->need, &l->rx_cap);
 	l->rx_got = (size_t)evbuffer_remove(in, l->rx, avail);
-	bufferevent_disable(l->bev, EV_READ);
-	event_add(l->rx_ev, NULL);
+	if (!l->sockread) {	/* TLS: the bufferevent stops reading */
+		bufferevent_disable(l->bev, EV_READ);
+		event_add(l->rx_ev, NULL);
+	}
 	rx_lowat(l, transport_lowat(l->need - l->rx_got));
 	if (transport_pending(l->bev))	/* no readiness will announce it */
 		event_active(l->rx_ev, EV_READ, 1);

@@ -11,8 +11,16 @@
 struct bufferevent;
 struct link;
 
-/* The bufferevent read callback of every link (arg: the link). */
+/* Take every whole frame out of l's input buffer (arg: the link l). */
 void		 rx_read_cb(struct bufferevent *bev, void *arg);
+/*
+ * Start reading l once its socket is connected: on TCP the link reads the
+ * socket itself (one recv a readiness, no FIONREAD); on TLS its
+ * bufferevent reads.
+ */
+void		 rx_attach(struct link *l);
+/* The stream ended: inside a frame (counted truncated) or between two. */
+void		 rx_end(struct link *l);
 /* The stream ended inside a frame: count it and close l. */
 void		 rx_truncated(struct link *l);
 /* A frame buffer of at least need bytes from the pool; *cap its size. */

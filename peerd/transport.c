@@ -34,6 +34,8 @@
 
 #define TRANSPORT_RECORD_MAX	16384	/* a TLS record's plaintext at most */
 
+static uint8_t	 read_buf[TRANSPORT_READ_MAX];	/* transport_read's */
+
 #ifndef TCP_ULP
 #define TCP_ULP		31	/* linux/tcp.h; older libc headers lack it */
 #endif
@@ -365,6 +367,26 @@ transport_resume(struct bufferevent *bev)
 	}
 	if (moved)
 		bufferevent_trigger(bev, EV_READ, BEV_TRIG_DEFER_CALLBACKS);
+}
+
+/*
+ * One recv(2) into a scratch buffer, its bytes appended to in.  libevent
+ * 2.1's evbuffer_read asks FIONREAD before every readv and reads at most
+ * 4 KiB, so a frame cost two system calls and a burst of them a wake-up a
+ * 4 KiB; this is one call for up to TRANSPORT_READ_MAX bytes.  The copy
+ * into in is a memcpy of what came (the input holds only what is not yet a
+ * whole frame or line, so it is sized by the data, not by the read).
+ */
+ssize_t
+transport_read(evutil_socket_t fd, struct evbuffer *in)
+{
+	ssize_t n = recv(fd, read_buf, sizeof(read_buf), 0);
+
+	if (n > 0 && evbuffer_add(in, read_buf, (size_t)n) == -1) {
+		errno = ENOMEM;
+		return -1;
+	}
+	return n;
 }
 
 size_t

@@ -27,6 +27,10 @@
 
 struct bufferevent;
 struct event_base;
+struct evbuffer;
+
+/* What one transport_read takes at most: a shorter read drained the socket. */
+#define TRANSPORT_READ_MAX	(64u << 10)
 
 /* "tcp" or "tls": set up the binding (TLS: the context). 0 or -1. */
 int	 transport_init(const char *binding);
@@ -91,6 +95,13 @@ void	 transport_resume(struct bufferevent *bev);
  * outside any callback); best effort.
  */
 void	 transport_flush_now(struct bufferevent *bev);
+/*
+ * Read what the socket fd holds (TCP links, the control socket) into in,
+ * with one system call: the bytes read (at most TRANSPORT_READ_MAX), 0 at
+ * the end of the stream, -1 with errno (EAGAIN: nothing to read now).  A
+ * bufferevent's input must be unfrozen first (evbuffer_unfreeze(in, 0)).
+ */
+ssize_t	 transport_read(evutil_socket_t fd, struct evbuffer *in);
 /*
  * Hand p to the kernel at once when bev's output is empty, on the raw
  * binding only (TLS records are the bufferevent's): the bytes the socket
