@@ -1,7 +1,12 @@
 /*
  * control.c: the control socket's transport (see control.h).  It reads
  * lines, enforces the line cap, parses JSON and hands each request to
- * cmd_dispatch(); answers and events go back as single lines.
+ * cmd_dispatch(); answers and events go back as single lines.  A client on
+ * a socket is read with one recv a readiness (transport_read: no FIONREAD
+ * before it), and the lines made for it in one loop turn leave together at
+ * the turn's end with one write, not through the bufferevent's write
+ * interest (added, woken for, taken off again: two epoll_ctl and a wake-up
+ * an answer); only what the socket does not take waits in the bufferevent.
  */
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -26,6 +31,7 @@
 #include "stats.h"
 #include "peerd.h"
 #include "trace.h"
+#include "transport.h"
 #include "utf8.h"
 #include "xmalloc.h"
 
@@ -35,6 +41,8 @@
 struct ctl_client {
 	TAILQ_ENTRY(ctl_client)	 entry;
 	struct bufferevent	*bev;
+	struct event		*rd_ev;		/* reads the socket; NULL: bev */
+	struct evbuffer		*stage;		/* this turn's lines (a socket) */
 	uint64_t		 serial;
 	bool			 dead;		/* reap at the deferred point */
 	bool			 closing;	/* close once output drains */
@@ -52,6 +60,8 @@ struct control {
 	uint32_t		 nclients;
 	uint64_t		 serial;
 	struct event		*reaper;
+	struct event		*flush;		/* the turn's end: ctl_flush */
+	bool			 flush_armed;
 	TAILQ_HEAD(, ctl_client) clients;
 };
 
@@ -82,6 +92,8 @@ ctl_kill(struct ctl_client *c)
 		return;
 	c->dead = true;
 	bufferevent_disable(c->bev, EV_READ | EV_WRITE);
+	if (c->rd_ev != NULL)
+		event_del(c->rd_ev);
 	event_active(ctl_global->reaper, EV_TIMEOUT, 0);
 }
 
@@ -96,6 +108,10 @@ ctl_client_free(struct ctl_client *c)
 		c->sub_free(c->sub);
 	TAILQ_REMOVE(&ctl_global->clients, c, entry);
 	ctl_global->nclients--;
+	if (c->rd_ev != NULL)
+		event_free(c->rd_ev);
+	if (c->stage != NULL)
+		evbuffer_free(c->stage);
 	bufferevent_free(c->bev);
 	free(c);
 }
@@ -115,6 +131,49 @@ ctl_reap(evutil_socket_t fd, short ev, void *arg)
 	}
 }
 
+/* Bytes queued to c: the bufferevent's and this turn's. */
+static size_t
+ctl_queued(struct ctl_client *c)
+{
+	return evbuffer_get_length(bufferevent_get_output(c->bev)) +
+	    (c->stage != NULL ? evbuffer_get_length(c->stage) : 0);
+}
+
+/*
+ * c's lines of this turn to its socket, in one write, when nothing older
+ * waits in the bufferevent (else behind it: the order is kept); the rest
+ * the bufferevent writes when the socket can take it.  A write error is
+ * left for the bufferevent's own write to find, as on a link.
+ */
+static void
+ctl_flush_client(struct ctl_client *c)
+{
+	struct evbuffer *out = bufferevent_get_output(c->bev);
+
+	if (evbuffer_get_length(out) == 0)
+		evbuffer_write(c->stage, bufferevent_getfd(c->bev));
+	if (evbuffer_get_length(c->stage) > 0)
+		evbuffer_add_buffer(out, c->stage);
+	else if (c->closing && evbuffer_get_length(out) == 0)
+		ctl_kill(c);
+}
+
+/* The turn's end: every client's lines of the turn leave (ctl_send). */
+static void
+ctl_flush(evutil_socket_t fd, short ev, void *arg)
+{
+	struct control *ctl = arg;
+	struct ctl_client *c;
+
+	(void)fd;
+	(void)ev;
+	ctl->flush_armed = false;
+	TAILQ_FOREACH(c, &ctl->clients, entry)
+		if (!c->dead && c->stage != NULL &&
+		    evbuffer_get_length(c->stage) > 0)
+			ctl_flush_client(c);
+}
+
 static void
 ctl_send(struct ctl_client *c, json_t *msg)
 {
@@ -130,10 +189,17 @@ ctl_send(struct ctl_client *c, json_t *msg)
 	if (s == NULL)
 		return;
 	out = bufferevent_get_output(c->bev);
+	if (c->stage != NULL && evbuffer_get_length(out) == 0) {
+		out = c->stage;
+		if (!ctl_global->flush_armed) {
+			ctl_global->flush_armed = true;
+			event_active(ctl_global->flush, EV_TIMEOUT, 0);
+		}
+	}
 	evbuffer_add(out, s, strlen(s));
 	evbuffer_add(out, "\n", 1);
 	free(s);
-	if (evbuffer_get_length(out) > CTL_OUTPUT_MAX) {
+	if (ctl_queued(c) > CTL_OUTPUT_MAX) {
 		log_warnx("control: client %llu too slow, dropped",
 		    (unsigned long long)c->serial);
 		pd_count_limit(CONTROL_OUTPUT);
@@ -333,8 +399,40 @@ too_large:
 	evbuffer_drain(in, evbuffer_get_length(in));
 	c->closing = true;
 	bufferevent_disable(bev, EV_READ);
-	if (evbuffer_get_length(bufferevent_get_output(bev)) == 0)
+	if (c->rd_ev != NULL)
+		event_del(c->rd_ev);
+	if (ctl_queued(c) == 0)
 		ctl_kill(c);
+}
+
+/*
+ * A client's socket is readable: one recv into its input, its whole lines
+ * run, and another recv only if that one filled TRANSPORT_READ_MAX (a
+ * shorter read emptied the socket).  End of stream or an error ends the
+ * client, as the bufferevent's event did.
+ */
+static void
+ctl_sock_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	struct ctl_client *c = arg;
+	struct evbuffer *in = bufferevent_get_input(c->bev);
+
+	(void)ev;
+	for (int pass = 0; pass < 16 && !c->dead && !c->closing; pass++) {
+		ssize_t n = transport_read(fd, in);
+
+		if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK ||
+		    errno == EINTR))
+			return;
+		if (n <= 0) {
+			ctl_kill(c);
+			return;
+		}
+		pd_count(control_reads);
+		ctl_read_cb(c->bev, c);
+		if ((size_t)n < TRANSPORT_READ_MAX)
+			return;
+	}
 }
 
 static void
@@ -342,8 +440,8 @@ ctl_write_cb(struct bufferevent *bev, void *arg)
 {
 	struct ctl_client *c = arg;
 
-	if (c->closing &&
-	    evbuffer_get_length(bufferevent_get_output(bev)) == 0)
+	(void)bev;
+	if (c->closing && ctl_queued(c) == 0)
 		ctl_kill(c);
 }
 
@@ -379,6 +477,7 @@ struct ctl_client *
 control_attach(struct control *ctl, struct bufferevent *bev)
 {
 	struct ctl_client *c;
+	evutil_socket_t fd = bufferevent_getfd(bev);
 
 	c = xcalloc(1, sizeof(*c));
 	c->serial = ++ctl->serial;
@@ -386,6 +485,13 @@ control_attach(struct control *ctl, struct bufferevent *bev)
 	TAILQ_INSERT_TAIL(&ctl->clients, c, entry);
 	ctl->nclients++;
 	bufferevent_setcb(c->bev, ctl_read_cb, ctl_write_cb, ctl_event_cb, c);
+	/* A socket is read and written here (a pair, as fuzz_control's, not). */
+	if (fd != -1 && (c->rd_ev = event_new(ctl->base, fd,
+	    EV_READ | EV_PERSIST, ctl_sock_cb, c)) != NULL) {
+		c->stage = evbuffer_new();
+		/* A bufferevent freezes its input's end for its own reads. */
+		evbuffer_unfreeze(bufferevent_get_input(bev), 0);
+	}
 	if (ctl->nclients > ctl->max_clients) {
 		pd_count_limit(CONTROL_CLIENTS);
 		ctl_fail_now(c, NULL, CTL_BUSY, "too many control clients (%u)",
@@ -394,7 +500,10 @@ control_attach(struct control *ctl, struct bufferevent *bev)
 		bufferevent_enable(c->bev, EV_WRITE);
 		return c;
 	}
-	bufferevent_enable(c->bev, EV_READ | EV_WRITE);
+	if (c->rd_ev != NULL && event_add(c->rd_ev, NULL) == 0)
+		bufferevent_enable(c->bev, EV_WRITE);
+	else
+		bufferevent_enable(c->bev, EV_READ | EV_WRITE);
 	return c;
 }
 
@@ -437,6 +546,7 @@ control_new(struct event_base *base, const char *path, uint32_t max_clients,
 	}
 	chmod(path, 0600);
 	ctl->reaper = event_new(base, -1, 0, ctl_reap, ctl);
+	ctl->flush = event_new(base, -1, 0, ctl_flush, ctl);
 	ctl_global = ctl;
 	return ctl;
 }
@@ -454,11 +564,14 @@ control_free(struct control *ctl)
 
 		/* bufferevents freeze their output's front; thaw to write. */
 		evbuffer_unfreeze(out, 1);
+		if (c->stage != NULL)
+			evbuffer_add_buffer(out, c->stage);
 		evbuffer_write(out, bufferevent_getfd(c->bev));
 		ctl_client_free(c);
 	}
 	evconnlistener_free(ctl->listener);
 	event_free(ctl->reaper);
+	event_free(ctl->flush);
 	unlink(ctl->path);
 	free(ctl->path);
 	free(ctl);
