@@ -3,10 +3,14 @@
  * lines, enforces the line cap, parses JSON and hands each request to
  * cmd_dispatch(); answers and events go back as single lines.  A client on
  * a socket is read with one recv a readiness (transport_read: no FIONREAD
- * before it), and the lines made for it in one loop turn leave together at
- * the turn's end with one write, not through the bufferevent's write
- * interest (added, woken for, taken off again: two epoll_ctl and a wake-up
- * an answer); only what the socket does not take waits in the bufferevent.
+ * before it), and the lines made for it in one loop turn leave together on
+ * the loop's next pass (a zero timer) with one write, not through the
+ * bufferevent's write interest (added, woken for, taken off again: two
+ * epoll_ctl an answer); only what the socket does not take waits in the
+ * bufferevent.  The next pass, not the turn's end: frames a request set
+ * going by a zero timer (a rumor's eager batch) then leave in the same
+ * pass as its answer, before the client can have sent what it does next
+ * (a test that faults a link around one write relies on it).
  */
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -60,7 +64,7 @@ struct control {
 	uint32_t		 nclients;
 	uint64_t		 serial;
 	struct event		*reaper;
-	struct event		*flush;		/* the turn's end: ctl_flush */
+	struct event		*flush;		/* the next pass: ctl_flush */
 	bool			 flush_armed;
 	TAILQ_HEAD(, ctl_client) clients;
 };
@@ -158,7 +162,7 @@ ctl_flush_client(struct ctl_client *c)
 		ctl_kill(c);
 }
 
-/* The turn's end: every client's lines of the turn leave (ctl_send). */
+/* The loop's next pass: every client's lines of the turn leave (ctl_send). */
 static void
 ctl_flush(evutil_socket_t fd, short ev, void *arg)
 {
@@ -192,8 +196,10 @@ ctl_send(struct ctl_client *c, json_t *msg)
 	if (c->stage != NULL && evbuffer_get_length(out) == 0) {
 		out = c->stage;
 		if (!ctl_global->flush_armed) {
+			static const struct timeval now = { 0, 0 };
+
 			ctl_global->flush_armed = true;
-			event_active(ctl_global->flush, EV_TIMEOUT, 0);
+			evtimer_add(ctl_global->flush, &now);
 		}
 	}
 	evbuffer_add(out, s, strlen(s));
