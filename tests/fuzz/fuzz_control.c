@@ -7,7 +7,7 @@
  * through one end of a socketpair whose other end is attached as a
  * control client (control_attach), so the real socket read (one recv a
  * readiness) and line splitting take it, and the replies leave by the real
- * turn's-end write; they come back on the pair, are checked and thrown
+ * next-pass write; they come back on the pair, are checked and thrown
  * away.  Behind it is
  * a real daemon state: a fixed identity, the clock, the replica, the TCP
  * listener on 127.0.0.1:0 and the control socket in a temporary directory.
@@ -262,7 +262,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	fz_turns(FUZZ_LOOP_TURNS);
 	take_cancel();		/* answered while the client is here */
-	fz_turns(2);		/* the answers leave at the turn's end */
+	fz_turns(2);		/* the answers leave on the next pass */
 	fz_check(sv[1], data, size);
 
 	/* The client hangs up; its end of stream, then the reaper, free it. */
