@@ -26,6 +26,7 @@
 #include "stats.h"
 #include "peerd.h"
 #include "replica.h"
+#include "sha256.h"
 #include "space.h"
 #include "take.h"
 #include "template.h"
@@ -242,7 +243,7 @@ claim_digest(const struct crdt_claim *c, const struct dcbor_buf *signed_bytes,
 {
 	if (claim_md == NULL && (claim_md = EVP_MD_CTX_new()) == NULL)
 		return false;
-	return EVP_DigestInit_ex(claim_md, EVP_sha256(), NULL) == 1 &&
+	return EVP_DigestInit_ex(claim_md, sha256_md(), NULL) == 1 &&
 	    EVP_DigestUpdate(claim_md, c->key, IDENTITY_PUB_LEN) == 1 &&
 	    EVP_DigestUpdate(claim_md, signed_bytes->data,
 	    signed_bytes->len) == 1 &&
