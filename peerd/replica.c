@@ -305,11 +305,14 @@ replica_apply_record(struct member *from, struct dcbor_rd *rd)
 
 	(void)from;
 	crdt_rec_init(&cr, (const uint8_t[ENTRY_ID_LEN]){ 0 });
-	if (space_rec_decode(rd, &e, &cr) == -1) {
+	/* A copy of a held entry is stepped over unparsed (e stays NULL). */
+	if ((rc = space_rec_decode_known(sp, rd, &e, &cr)) == -1) {
 		crdt_rec_free(&cr);
 		return -1;
 	}
 	pd_count(records_received);
+	if (rc == 1)
+		pd_count(records_held_skipped);
 	have = space_get(sp, cr.id);
 	if (cr.st.completed)	/* a claim no longer matters (space.h) */
 		memset(&cr.claim, 0, sizeof(cr.claim));
