@@ -36,6 +36,7 @@
 #include "fileio.h"
 #include "identity.h"
 #include "log.h"
+#include "sha256.h"
 
 #define VCACHE_SIZE	512		/* a power of two */
 
@@ -48,7 +49,6 @@ struct vcache_ent {
 static struct vcache_ent	 vcache[VCACHE_SIZE];
 static EVP_MD_CTX		*sign_ctx;
 static const void		*sign_pkey;	/* the key sign_ctx holds */
-static EVP_MD			*sha256_md;
 
 /*
  * What verifying costs here, measured where it happens: every
@@ -381,22 +381,17 @@ identity_cache_clear(void)
 		vcache[i].pkey = NULL;
 	}
 	EVP_MD_CTX_free(sign_ctx);
-	EVP_MD_free(sha256_md);
+	sha256_free();
 	sign_ctx = NULL;
 	sign_pkey = NULL;
-	sha256_md = NULL;
 }
 
 void
 identity_id_of(const uint8_t pub[IDENTITY_PUB_LEN],
     uint8_t id[IDENTITY_ID_LEN])
 {
-	if (sha256_md == NULL &&
-	    (sha256_md = EVP_MD_fetch(NULL, "SHA2-256", NULL)) == NULL)
-		fatalx("identity: no SHA-256 in OpenSSL");
-	if (EVP_Digest(pub, IDENTITY_PUB_LEN, id, NULL, sha256_md,
-	    NULL) != 1)
-		fatalx("identity: SHA-256 failed");
+	_Static_assert(IDENTITY_ID_LEN == SHA256_LEN, "a peer id is SHA-256");
+	sha256_digest(pub, IDENTITY_PUB_LEN, id);
 }
 
 void

@@ -81,6 +81,7 @@ struct rusage;
 	X(tick_runs,		"tick.runs")				\
 	X(heap_trim_us,		"heap.trim_us")				\
 	X(records_received,	"records.received")			\
+	X(records_held_skipped,	"records.held_skipped")		\
 	X(records_batched,	"records.batched")			\
 	X(records_refused,	"records.refused")			\
 	X(recon_records_deferred, "recon.records_deferred")		\

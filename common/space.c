@@ -1095,7 +1095,43 @@ space_rec_encode(struct dcbor_buf *b, const struct space_rec *r)
 int
 space_rec_decode(struct dcbor_rd *rd, struct entry **e, struct crdt_rec *cr)
 {
+	return space_rec_decode_known(NULL, rd, e, cr);
+}
+
+/*
+ * Whether the entry at rd is the encoding of the one sp holds for id: then
+ * entry_decode would accept it and give that entry again (every held entry
+ * was made by entry_new or taken by entry_decode, and encodes canonically),
+ * so there is nothing to learn from it.  The bounds entry_decode applies
+ * are kept, so no copy is taken here that it would refuse.
+ */
+static bool
+held_copy(const struct space *sp, const struct dcbor_rd *rd,
+    const uint8_t id[ENTRY_ID_LEN], size_t *len)
+{
+	static struct dcbor_buf enc;	/* reused: grows to the largest entry */
+	const struct space_rec *r;
+	const struct entry *he;
+
+	if (sp == NULL || rd->err != DCBOR_OK ||
+	    (r = space_get(sp, id)) == NULL ||
+	    (he = space_rec_entry(r)) == NULL || he->body_len > ENTRY_BODY_MAX)
+		return false;
+	dcbor_buf_reset(&enc);
+	entry_encode(&enc, he);
+	if (enc.len > ENTRY_ENCODED_MAX || dcbor_left(rd) < enc.len ||
+	    memcmp(rd->p, enc.data, enc.len) != 0)
+		return false;
+	*len = enc.len;
+	return true;
+}
+
+int
+space_rec_decode_known(const struct space *sp, struct dcbor_rd *rd,
+    struct entry **e, struct crdt_rec *cr)
+{
 	uint64_t n;
+	size_t len;
 
 	*e = NULL;
 	if (dcbor_get_map(rd, &n) == -1 || n != 2 ||
@@ -1109,6 +1145,10 @@ space_rec_decode(struct dcbor_rd *rd, struct entry **e, struct crdt_rec *cr)
 			return -1;
 		}
 		return 0;
+	}
+	if (held_copy(sp, rd, cr->id, &len)) {
+		rd->p += len;
+		return 1;
 	}
 	if (entry_decode(rd, e) != ENTRY_OK)
 		return -1;

@@ -206,6 +206,15 @@ void		 space_rec_encode(struct dcbor_buf *b, const struct space_rec *r);
  */
 int		 space_rec_decode(struct dcbor_rd *rd, struct entry **e,
 		    struct crdt_rec *cr);
+/*
+ * As space_rec_decode, but a copy of a record sp holds with its entry is
+ * not parsed: when the wire's entry is byte for byte the encoding of the
+ * held one, it is stepped over (no parse, no hash, no allocation) and 1 is
+ * returned with *e NULL.  Any other bytes are decoded, and refused, exactly
+ * as by space_rec_decode (0 or -1).
+ */
+int		 space_rec_decode_known(const struct space *sp,
+		    struct dcbor_rd *rd, struct entry **e, struct crdt_rec *cr);
 
 /* The entry; NULL once the record is completed and compacted. */
 const struct entry	*space_rec_entry(const struct space_rec *r);

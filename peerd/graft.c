@@ -75,6 +75,28 @@ static struct grafted {
 	struct member	*to;
 } grafted[GRAFTED_KEEP];
 static size_t		 grafted_next;
+/*
+ * How many ring entries hash to each bucket: graft_copy runs for every
+ * rumor a peer receives, and nearly every rid is in no entry, so a zero
+ * bucket answers without the scan of the whole ring.
+ */
+#define GRAFTED_BUCKETS	1024	/* a power of two */
+static uint16_t		 grafted_count[GRAFTED_BUCKETS];
+
+static uint16_t *
+grafted_bucket(uint64_t rid)
+{
+	return &grafted_count[(rid >> 1) & (GRAFTED_BUCKETS - 1)];
+}
+
+/* Empty ring entry g (its rid no longer spots a late copy). */
+static void
+grafted_clear(struct grafted *g)
+{
+	if (g->rid != 0)
+		(*grafted_bucket(g->rid))--;
+	g->rid = 0;
+}
 
 static void	graft_cb(evutil_socket_t, short, void *);
 
@@ -157,7 +179,9 @@ lag_wait(void)
 static void
 grafted_add(const struct missing *x, struct member *m)
 {
+	grafted_clear(&grafted[grafted_next]);
 	grafted[grafted_next].rid = x->rid;
+	(*grafted_bucket(x->rid))++;
 	grafted[grafted_next].first_ms = x->first_ms;
 	grafted[grafted_next].to = m;
 	grafted_next = (grafted_next + 1) % GRAFTED_KEEP;
@@ -197,6 +221,8 @@ missing_arrived(struct missing *x, struct member *m)
 void
 graft_copy(uint64_t rid, const struct member *m)
 {
+	if (*grafted_bucket(rid) == 0)
+		return;
 	for (size_t i = 0; i < GRAFTED_KEEP; i++) {
 		struct grafted *g = &grafted[i];
 
@@ -209,7 +235,7 @@ graft_copy(uint64_t rid, const struct member *m)
 			    (unsigned long long)rid, m->name,
 			    (unsigned long long)(clock_mono_ms() - g->first_ms));
 			lag_add(clock_mono_ms() - g->first_ms);
-			g->rid = 0;	/* one sample an id */
+			grafted_clear(g);	/* one sample an id */
 		}
 		return;
 	}
@@ -393,6 +419,7 @@ graft_init(graft_send_fn send)
 	lag_wait_ms = lag_calc_ms = 0;
 	lag_dirty = false;
 	memset(grafted, 0, sizeof(grafted));
+	memset(grafted_count, 0, sizeof(grafted_count));
 	grafted_next = 0;
 }
 

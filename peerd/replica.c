@@ -26,6 +26,7 @@
 #include "stats.h"
 #include "peerd.h"
 #include "replica.h"
+#include "sha256.h"
 #include "space.h"
 #include "take.h"
 #include "template.h"
@@ -242,7 +243,7 @@ claim_digest(const struct crdt_claim *c, const struct dcbor_buf *signed_bytes,
 {
 	if (claim_md == NULL && (claim_md = EVP_MD_CTX_new()) == NULL)
 		return false;
-	return EVP_DigestInit_ex(claim_md, EVP_sha256(), NULL) == 1 &&
+	return EVP_DigestInit_ex(claim_md, sha256_md(), NULL) == 1 &&
 	    EVP_DigestUpdate(claim_md, c->key, IDENTITY_PUB_LEN) == 1 &&
 	    EVP_DigestUpdate(claim_md, signed_bytes->data,
 	    signed_bytes->len) == 1 &&
@@ -304,11 +305,14 @@ replica_apply_record(struct member *from, struct dcbor_rd *rd)
 
 	(void)from;
 	crdt_rec_init(&cr, (const uint8_t[ENTRY_ID_LEN]){ 0 });
-	if (space_rec_decode(rd, &e, &cr) == -1) {
+	/* A copy of a held entry is stepped over unparsed (e stays NULL). */
+	if ((rc = space_rec_decode_known(sp, rd, &e, &cr)) == -1) {
 		crdt_rec_free(&cr);
 		return -1;
 	}
 	pd_count(records_received);
+	if (rc == 1)
+		pd_count(records_held_skipped);
 	have = space_get(sp, cr.id);
 	if (cr.st.completed)	/* a claim no longer matters (space.h) */
 		memset(&cr.claim, 0, sizeof(cr.claim));

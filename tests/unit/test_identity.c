@@ -13,6 +13,7 @@
 
 #include "base58.h"
 #include "identity.h"
+#include "sha256.h"
 
 struct rfc_vec {
 	const char	*seed;
@@ -407,6 +408,37 @@ START_TEST(test_peer_id_parse_rejects)
 }
 END_TEST
 
+/*
+ * sha256_digest (peer ids, entry ids) is SHA-256: FIPS 180-2's vectors,
+ * on a kept context called again and again, and again after it is freed.
+ */
+START_TEST(test_sha256_digest)
+{
+	static const uint8_t abc[SHA256_LEN] = {
+		0xba, 0x78, 0x16, 0xbf, 0x8f, 0x01, 0xcf, 0xea, 0x41, 0x41,
+		0x40, 0xde, 0x5d, 0xae, 0x22, 0x23, 0xb0, 0x03, 0x61, 0xa3,
+		0x96, 0x17, 0x7a, 0x9c, 0xb4, 0x10, 0xff, 0x61, 0xf2, 0x00,
+		0x15, 0xad };
+	static const uint8_t empty[SHA256_LEN] = {
+		0xe3, 0xb0, 0xc4, 0x42, 0x98, 0xfc, 0x1c, 0x14, 0x9a, 0xfb,
+		0xf4, 0xc8, 0x99, 0x6f, 0xb9, 0x24, 0x27, 0xae, 0x41, 0xe4,
+		0x64, 0x9b, 0x93, 0x4c, 0xa4, 0x95, 0x99, 0x1b, 0x78, 0x52,
+		0xb8, 0x55 };
+	uint8_t md[SHA256_LEN];
+
+	for (int i = 0; i < 3; i++) {
+		sha256_digest("abc", 3, md);
+		ck_assert_mem_eq(md, abc, SHA256_LEN);
+		sha256_digest("", 0, md);
+		ck_assert_mem_eq(md, empty, SHA256_LEN);
+		if (i == 1)
+			sha256_free();
+	}
+	ck_assert_ptr_nonnull(sha256_md());
+	sha256_free();
+}
+END_TEST
+
 static Suite *
 identity_suite(void)
 {
@@ -422,6 +454,7 @@ identity_suite(void)
 	tcase_add_test(tc, test_verify_cost_counts_and_times);
 	tcase_add_test(tc, test_verify_cache_replacement);
 	tcase_add_test(tc, test_peer_id);
+	tcase_add_test(tc, test_sha256_digest);
 	tcase_add_test(tc, test_peer_id_round_trip_random);
 	tcase_add_test(tc, test_peer_id_parse_rejects);
 	tcase_set_timeout(tc, 120);

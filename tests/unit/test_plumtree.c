@@ -992,6 +992,53 @@ START_TEST(batched_rumors_and_bounds)
 }
 END_TEST
 
+/*
+ * A record this peer holds, in a rumor whose rid it has not seen (a
+ * repair brought the record first, and the tree's copy came after), is
+ * stepped over unparsed and not verified again; the rumor's other record
+ * is taken as ever.
+ */
+START_TEST(a_held_record_in_a_new_rumor_is_not_parsed)
+{
+	struct dcbor_buf buf, r1, r2, items;
+
+	rumor(&buf, 0x3001);
+	recv_kind(b, FRAME_RUMOR, &buf);
+	ck_assert_uint_eq(pd_metrics.records_received, 1);
+	ck_assert_uint_eq(pd_metrics.verifies_entry, 1);
+	ck_assert_uint_eq(pd_metrics.records_held_skipped, 0);
+
+	/* items [record 0x3001, record 0x3002]: a rid not seen yet. */
+	items_for(&r1, 0x3001);
+	items_for(&r2, 0x3002);
+	dcbor_buf_init(&items);
+	dcbor_put_array(&items, 2);
+	dcbor_put_raw(&items, r1.data + 1, r1.len - 1);	/* past [1 */
+	dcbor_put_raw(&items, r2.data + 1, r2.len - 1);
+	dcbor_buf_init(&buf);
+	dcbor_put_map(&buf, 4);
+	dcbor_put_cstr(&buf, "rid");
+	dcbor_put_uint(&buf, gossip_rid(items.data, items.len));
+	dcbor_put_cstr(&buf, "hops");
+	dcbor_put_uint(&buf, 8);
+	dcbor_put_cstr(&buf, "items");
+	dcbor_put_raw(&buf, items.data, items.len);
+	dcbor_put_cstr(&buf, "origin");
+	dcbor_put_uint(&buf, ORIGIN_Y);
+	recv_kind(c, FRAME_RUMOR, &buf);
+	ck_assert_uint_eq(pd_metrics.duplicates_dropped, 0);
+	ck_assert_uint_eq(pd_metrics.records_received, 3);
+	ck_assert_uint_eq(pd_metrics.records_held_skipped, 1);
+	ck_assert_uint_eq(pd_metrics.verifies_entry, 2);
+	ck_assert_uint_eq(pd_metrics.records_refused, 0);
+	ck_assert_uint_eq(pd_metrics.entries_bad_signature, 0);
+	ck_assert_uint_eq(replica_count(), 2);
+	dcbor_buf_free(&r1);
+	dcbor_buf_free(&r2);
+	dcbor_buf_free(&items);
+}
+END_TEST
+
 static Suite *
 plumtree_suite(void)
 {
@@ -1013,6 +1060,7 @@ plumtree_suite(void)
 	tcase_add_test(tc, ids_wait_from_their_own_queueing);
 	tcase_add_test(tc, no_ihave_to_a_link_that_has_the_id);
 	tcase_add_test(tc, batched_rumors_and_bounds);
+	tcase_add_test(tc, a_held_record_in_a_new_rumor_is_not_parsed);
 	suite_add_tcase(s, tc);
 	return s;
 }

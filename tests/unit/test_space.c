@@ -850,6 +850,103 @@ START_TEST(completed_record_compacted)
 END_TEST
 
 
+/*
+ * A copy of a record the space holds with its entry is stepped over
+ * unparsed (1, no entry made); any other entry bytes under a held id are
+ * decoded, and refused, exactly as space_rec_decode does.
+ */
+START_TEST(a_held_copy_is_not_parsed)
+{
+	struct space *a = space_new(1, self_a, 100), *b = space_new(2, self_b, 100);
+	struct template *t = tmpl("{\"type\":\"task#v1\"}");
+	struct space_rec *rx, *ry;
+	const struct entry *he;
+	struct crdt_rec cr;
+	struct dcbor_buf w, bad;
+	struct dcbor_rd rd;
+	struct entry *e;
+	uint8_t *p;
+
+	space_write(a, mk("task#v1", "{\"n\":1}", T0, 0, 100000), T0);
+	space_write(a, mk("task#v1", "{\"n\":2}", T0, 1, 100000), T0);
+	ck_assert_ptr_nonnull(rx = space_read(a, t, T0));	/* n 1 */
+	he = space_rec_entry(rx);
+	dcbor_buf_init(&w);
+	space_rec_encode(&w, rx);
+
+	/* Held by a: stepped over, the state read, no entry. */
+	crdt_rec_init(&cr, he->id);
+	dcbor_rd_init(&rd, w.data, w.len);
+	e = (struct entry *)1;
+	ck_assert_int_eq(space_rec_decode_known(a, &rd, &e, &cr), 1);
+	ck_assert_ptr_null(e);
+	ck_assert_uint_eq(dcbor_left(&rd), 0);
+	ck_assert_mem_eq(cr.id, he->id, ENTRY_ID_LEN);
+	ck_assert(crdt_state_equal(&cr.st, space_rec_state(rx)));
+	crdt_rec_free(&cr);
+
+	/* Not held by b (nor with no space): decoded in full. */
+	crdt_rec_init(&cr, he->id);
+	dcbor_rd_init(&rd, w.data, w.len);
+	ck_assert_int_eq(space_rec_decode_known(b, &rd, &e, &cr), 0);
+	ck_assert_ptr_nonnull(e);
+	ck_assert_mem_eq(e->id, he->id, ENTRY_ID_LEN);
+	entry_free(e);
+	crdt_rec_free(&cr);
+
+	/* Another signature under a held id: decoded, as before. */
+	dcbor_buf_init(&bad);
+	dcbor_put_raw(&bad, w.data, w.len);
+	ck_assert_ptr_nonnull(p = memmem(bad.data, bad.len, he->sig,
+	    IDENTITY_SIG_LEN));
+	p[0] ^= 1;
+	crdt_rec_init(&cr, he->id);
+	dcbor_rd_init(&rd, bad.data, bad.len);
+	ck_assert_int_eq(space_rec_decode_known(a, &rd, &e, &cr), 0);
+	ck_assert_ptr_nonnull(e);
+	ck_assert_uint_eq(e->sig[0], he->sig[0] ^ 1);
+	entry_free(e);
+	crdt_rec_free(&cr);
+
+	/* A body that does not hash to its id, under a held id: refused. */
+	p[0] ^= 1;
+	ck_assert_ptr_nonnull(p = memmem(bad.data, bad.len, he->body,
+	    he->body_len));
+	p[he->body_len - 1] ^= 1;	/* the issuer's last byte */
+	crdt_rec_init(&cr, he->id);
+	dcbor_rd_init(&rd, bad.data, bad.len);
+	ck_assert_int_eq(space_rec_decode_known(a, &rd, &e, &cr), -1);
+	ck_assert_ptr_null(e);
+	crdt_rec_free(&cr);
+
+	/* A held id's state with another held entry: refused, as before. */
+	ck_assert_ptr_nonnull(ry = space_take_local(a, t, &(struct hlc_stamp){
+	    T0, 0, 1 }, T0, 1000));		/* n 1 is claimed: n 2 is read */
+	ck_assert_ptr_nonnull(rx = space_read(a, t, T0));
+	ck_assert_ptr_ne(rx, ry);
+	crdt_rec_init(&cr, space_rec_entry(rx)->id);
+	crdt_state_copy(&cr.st, space_rec_state(ry));
+	dcbor_buf_reset(&bad);
+	dcbor_put_map(&bad, 2);
+	dcbor_put_cstr(&bad, "rec");
+	crdt_rec_encode(&bad, &cr);
+	dcbor_put_cstr(&bad, "entry");
+	entry_encode(&bad, space_rec_entry(ry));
+	crdt_rec_free(&cr);
+	crdt_rec_init(&cr, space_rec_entry(rx)->id);
+	dcbor_rd_init(&rd, bad.data, bad.len);
+	ck_assert_int_eq(space_rec_decode_known(a, &rd, &e, &cr), -1);
+	ck_assert_ptr_null(e);
+	crdt_rec_free(&cr);
+
+	dcbor_buf_free(&bad);
+	dcbor_buf_free(&w);
+	template_free(t);
+	space_free(a);
+	space_free(b);
+}
+END_TEST
+
 static Suite *
 space_suite(void)
 {
@@ -869,6 +966,7 @@ space_suite(void)
 	tcase_add_test(tc, lease_race_claims_converge);
 	tcase_add_test(tc, remote_tombstone_not_resurrected);
 	tcase_add_test(tc, record_ids_must_agree);
+	tcase_add_test(tc, a_held_copy_is_not_parsed);
 	tcase_add_test(tc, completed_record_compacted);
 	tcase_add_test(tc, due_times_pruned);
 	suite_add_tcase(s, tc);
