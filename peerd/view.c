@@ -437,6 +437,22 @@ view_drop(struct member *m, const char *why)
 	link_close_flush(m->link, why);
 }
 
+/*
+ * Drop links (never keep) while the view is over --active + VIEW_MARGIN:
+ * the bound, whatever peers send (counted view.trims).
+ */
+static void
+view_trim(struct member *keep, const char *why)
+{
+	struct member *o;
+
+	while (view_active_count() > pd->conf.active + VIEW_MARGIN &&
+	    (o = drop_pick(keep)) != NULL) {
+		pd_count(view_trims);
+		view_drop(o, why);
+	}
+}
+
 /* Our advertisement: ourselves and the active view (GROUP_AD). */
 static void
 send_group_ad(struct member *to)
@@ -514,6 +530,7 @@ dial(const char *addr, enum dial_why why)
 		return;
 	if (link_dial(addr) == NULL)
 		return;
+	pd_count(view_dials);
 	snprintf(dials[ndials].addr, sizeof(dials[ndials].addr), "%s", addr);
 	dials[ndials].why = why;
 	dials[ndials].since_ms = clock_mono_ms();
@@ -616,6 +633,7 @@ view_swap(void)
 	    (pick = passive_pick(clock_mono_ms())) == NULL)
 		return;
 	pick->next_ms = clock_mono_ms() + VIEW_BACKOFF_MIN_MS;
+	pd_count(view_swaps);
 	dial(pick->addr, DIAL_SWAP);
 }
 
@@ -699,9 +717,7 @@ view_link(struct member *m, bool up)
 	joined = true;
 	send_group_ad(m);
 	/* Never more than the margin over --active, whoever dialed. */
-	while (view_active_count() > pd->conf.active + VIEW_MARGIN &&
-	    (o = drop_pick(m)) != NULL)
-		view_drop(o, "active view over its bound");
+	view_trim(m, "active view over its bound");
 }
 
 /* ---- receiving ---------------------------------------------------------- */
@@ -715,13 +731,7 @@ recv_join(struct member *m)
 	}
 	m->view_joined = true;
 	pd_count(view_join_received);
-	while (view_active_count() > pd->conf.active + VIEW_MARGIN) {
-		struct member *o = drop_pick(m);
-
-		if (o == NULL)
-			break;
-		view_drop(o, "making room for a joining peer");
-	}
+	view_trim(m, "making room for a joining peer");
 	for (size_t i = 0; i < member_count(); i++) {
 		struct member *o = member_at(i);
 
@@ -806,13 +816,7 @@ recv_neighbor(struct member *m, const uint8_t *body, size_t len)
 		view_drop(m, "neighbor refused: active view full");
 		return 0;
 	}
-	while (view_active_count() > pd->conf.active + VIEW_MARGIN) {
-		struct member *o = drop_pick(m);
-
-		if (o == NULL)
-			break;
-		view_drop(o, "making room for a priority neighbor");
-	}
+	view_trim(m, "making room for a priority neighbor");
 	return 0;
 }
 
@@ -1079,9 +1083,7 @@ view_tick(void)
 		dial(s->addr, DIAL_JOIN);
 	}
 	/* Trim back to the bound, then fill from the passive view. */
-	while (view_active_count() > pd->conf.active + VIEW_MARGIN &&
-	    (m = drop_pick(NULL)) != NULL)
-		view_drop(m, "active view over its bound");
+	view_trim(NULL, "active view over its bound");
 	view_fill();
 	view_probe();
 	if (now - last_shuffle_ms >= pd->conf.shuffle_ms) {
