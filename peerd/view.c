@@ -620,17 +620,33 @@ view_fill(void)
 }
 
 /*
- * Once a shuffle period with a full view: link one passive peer and, once
- * it is up, drop a random other link.  The overlay keeps mixing, so two
- * halves whose views filled up apart (a partition) join again.
+ * Once a --swap-ms with a full view, the view changes by one link: a view
+ * of exactly --active links one passive peer and keeps it (it is then one
+ * over, within its bound); a view over --active sheds one link (the one
+ * drop_pick names) and dials nobody.  The overlay keeps mixing, so two
+ * halves whose views filled up apart (a partition) join again.  A swap
+ * used to link a passive peer and drop another link at once: the drop
+ * left a peer at exactly --active one short, its fill pushed a full peer
+ * over its bound, whose drop left another short, and so on: 2.6 dials a
+ * swap at 256 peers.  Now a view at --active never drops for its swap,
+ * and a shed lands on a peer over --active about as often as a drop did.
  */
 static void
 view_swap(void)
 {
 	struct vaddr *pick;
+	struct member *o;
 
-	if (ndials > 0 || view_active_count() < pd->conf.active ||
-	    (pick = passive_pick(clock_mono_ms())) == NULL)
+	if (ndials > 0 || view_active_count() < pd->conf.active)
+		return;
+	if (view_active_count() > pd->conf.active) {
+		if ((o = drop_pick(NULL)) != NULL) {
+			pd_count(view_swaps);
+			view_drop(o, "shed at a swap: the view is over --active");
+		}
+		return;
+	}
+	if ((pick = passive_pick(clock_mono_ms())) == NULL)
 		return;
 	pick->next_ms = clock_mono_ms() + VIEW_BACKOFF_MIN_MS;
 	pd_count(view_swaps);
@@ -672,7 +688,6 @@ swap_waits(uint64_t now)
 static void
 view_link(struct member *m, bool up)
 {
-	struct member *o;
 	struct vaddr *v;
 	int why;
 
@@ -708,12 +723,8 @@ view_link(struct member *m, bool up)
 		send_neighbor(m, live_count() == 1);
 	else if (why == DIAL_FORWARD)
 		send_neighbor(m, true);
-	else if (why == DIAL_SWAP) {
-		send_neighbor(m, false);
-		if (view_active_count() > pd->conf.active &&
-		    (o = drop_pick(m)) != NULL)
-			view_drop(o, "swapped for a passive peer");
-	}
+	else if (why == DIAL_SWAP)
+		send_neighbor(m, false);	/* kept: view_swap */
 	joined = true;
 	send_group_ad(m);
 	/* Never more than the margin over --active, whoever dialed. */
