@@ -2,7 +2,9 @@
  * test_view.c: the view's timed rules (view_tick) with the links played by
  * the test (fake_link.h: a dial "starts" and the test brings its link up).
  * A swap changes the view by one link and never pushes it over --active
- * + 1 (the drop that started a chain of fills is gone).
+ * + 1 (the drop that started a chain of fills is gone); a linkless
+ * member's suspect and dead labels follow the clock without arming the
+ * tick, and are right whenever the member is looked at.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -158,6 +160,54 @@ START_TEST(a_swap_changes_the_view_by_one_link)
 }
 END_TEST
 
+static const char *
+state_of(const struct member *m)
+{
+	json_t *all = member_list_json(), *e;
+	static char st[16];
+	size_t i;
+
+	st[0] = '\0';
+	json_array_foreach(all, i, e)
+		if (strcmp(json_string_value(json_object_get(e, "name")),
+		    m->name) == 0)
+			snprintf(st, sizeof(st), "%s", json_string_value(
+			    json_object_get(e, "state")));
+	json_decref(all);
+	return st;
+}
+
+START_TEST(a_linkless_member_fades_without_waking_the_tick)
+{
+	struct timespec past_timeout = { 0, 30 * 1000 * 1000 };
+	struct timespec past_silence = { 0, 120 * 1000 * 1000 };
+	struct member *m;
+	uint64_t next;
+
+	pd->conf.ping_timeout_ms = 10;
+	pd->conf.silence_ms = 100;
+	pd->conf.swap_ms = 3600000;
+	m = peer(0x42, "127.0.0.1:1042");
+	member_heard(m);	/* heard, and it has no link */
+	view_tick();		/* a swap due at the start is out of the way */
+	next = view_tick();
+	/* Nothing to do for 10 s at least: the label is no reason to wake. */
+	ck_assert_uint_gt(next, clock_mono_ms() + 10000);
+	ck_assert_str_eq(state_of(m), "alive");
+	nanosleep(&past_timeout, NULL);
+	/* No tick ran, and the "peers" answer has it right. */
+	ck_assert_str_eq(state_of(m), "suspect");
+	ck_assert_uint_eq(pd_metrics.members_dead, 0);
+	nanosleep(&past_silence, NULL);
+	view_tick();
+	ck_assert_str_eq(state_of(m), "dead");
+	ck_assert_uint_eq(pd_metrics.members_dead, 1);
+	/* Heard again: alive at once. */
+	member_heard(m);
+	ck_assert_str_eq(state_of(m), "alive");
+}
+END_TEST
+
 static Suite *
 view_suite(void)
 {
@@ -167,6 +217,7 @@ view_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, a_swap_changes_the_view_by_one_link);
+	tcase_add_test(tc, a_linkless_member_fades_without_waking_the_tick);
 	suite_add_tcase(s, tc);
 	return s;
 }
