@@ -958,16 +958,35 @@ view_add_seed(const char *hostport)
 }
 
 /*
+ * How long m's link may be idle before we ping it: a quarter of the
+ * silence window at the end with the lower id, three eighths at the
+ * other.  Both ends used to ping after a quarter; having heard the last
+ * exchange a moment apart, the end whose turn it was not had its tick
+ * armed for the same moment, and woke for nothing just after the other's
+ * PING came in: about one wasted wake-up per link per exchange (a tick
+ * of 0.9 a peer a second at rest at 256 peers).  Now the lower end pings
+ * an idle link, the other's deadline lies an eighth of the window after
+ * each PING it hears, and it still pings when the traffic runs one way
+ * only (it hears nothing while its frames refresh the other end).
+ */
+static uint64_t
+ping_idle_ms(const struct member *m)
+{
+	return memcmp(pd->ident.id, m->id, IDENTITY_ID_LEN) < 0 ?
+	    pd->conf.silence_ms / 4 : pd->conf.silence_ms / 8 * 3;
+}
+
+/*
  * The link is the failure detector: an idle active link is pinged after a
- * quarter of the silence window and closed once the window passes in
- * silence.  A member without a link is suspect after the ping timeout and
+ * quarter (or three eighths: ping_idle_ms) of the silence window and
+ * closed once the window passes in silence.  A member without a link is suspect after the ping timeout and
  * dead after the silence window (states describe direct contact only;
  * member_fade, here and wherever else a member is looked at).
  */
 static void
 view_probe(void)
 {
-	uint64_t now = clock_mono_ms(), idle = pd->conf.silence_ms / 4;
+	uint64_t now = clock_mono_ms(), idle;
 	struct dcbor_buf b;
 
 	for (size_t i = 0; i < member_count(); i++) {
@@ -984,6 +1003,7 @@ view_probe(void)
 			link_close(m->link, "silent for the silence window");
 			continue;
 		}
+		idle = ping_idle_ms(m);
 		if (silent < idle || (m->ping_sent_ms != 0 &&
 		    now - m->ping_sent_ms < idle))
 			continue;
@@ -1016,8 +1036,7 @@ view_next(uint64_t now)
 {
 	uint64_t next = earlier(last_shuffle_ms + pd->conf.shuffle_ms,
 	    last_swap_ms + pd->conf.swap_ms > swap_look_ms ?
-	    last_swap_ms + pd->conf.swap_ms : swap_look_ms),
-	    idle = pd->conf.silence_ms / 4;
+	    last_swap_ms + pd->conf.swap_ms : swap_look_ms), idle;
 	bool fill;
 
 	if (ndials > 0 || (!joined && nseeds > 0) ||
@@ -1046,6 +1065,7 @@ view_next(uint64_t now)
 		if (h == 0 || m->link == NULL)
 			continue;
 		next = earlier(next, h + pd->conf.silence_ms);
+		idle = ping_idle_ms(m);
 		if (m->ping_sent_ms != 0 && m->ping_sent_ms > h)
 			next = earlier(next, m->ping_sent_ms + idle);
 		else

@@ -4,7 +4,8 @@
  * A swap changes the view by one link and never pushes it over --active
  * + 1 (the drop that started a chain of fills is gone); a linkless
  * member's suspect and dead labels follow the clock without arming the
- * tick, and are right whenever the member is looked at.
+ * tick, and are right whenever the member is looked at; an idle link is
+ * pinged by its lower end first, its upper end pinging only later.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -208,6 +209,64 @@ START_TEST(a_linkless_member_fades_without_waking_the_tick)
 }
 END_TEST
 
+static size_t
+pings_to(const struct member *m)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < fake_nsent; i++)
+		n += fake_sent[i].kind == FRAME_PING && fake_sent[i].to == m;
+	return n;
+}
+
+static void
+sleep_until(uint64_t mono_ms)
+{
+	while (clock_mono_ms() < mono_ms) {
+		struct timespec ms = { 0, 1000 * 1000 };
+
+		nanosleep(&ms, NULL);
+	}
+}
+
+START_TEST(the_lower_id_pings_an_idle_link)
+{
+	uint8_t lo[IDENTITY_ID_LEN], hi[IDENTITY_ID_LEN];
+	struct member *below, *above;
+	uint64_t t0;
+
+	/* Two neighbours, one with an id below ours, one above. */
+	memset(lo, 0x00, sizeof(lo));
+	memset(hi, 0xff, sizeof(hi));
+	ck_assert_int_gt(memcmp(pd->ident.id, lo, sizeof(lo)), 0);
+	ck_assert_int_lt(memcmp(pd->ident.id, hi, sizeof(hi)), 0);
+	pd->conf.active = 2;
+	pd->conf.silence_ms = 8000;	/* ping after 2 s, or 3 s */
+	pd->conf.swap_ms = 3600000;
+	below = member_get(lo, "below", "127.0.0.1:1001");
+	above = member_get(hi, "above", "127.0.0.1:1002");
+	fake_link_up(below, 0);
+	fake_link_up(above, 1);
+	member_heard(below);
+	member_heard(above);
+	t0 = clock_mono_ms();
+	fake_link_clear();
+
+	/* A quarter window idle: we ping the link whose other end is above
+	 * us; the one below us pings us (its turn), so we do not. */
+	sleep_until(t0 + 2300);
+	view_tick();
+	ck_assert_uint_eq(pings_to(above), 1);
+	ck_assert_uint_eq(pings_to(below), 0);
+	/* Three eighths idle and still nothing heard from below (traffic one
+	 * way, or its pings lost): we ping it too. */
+	sleep_until(t0 + 3300);
+	view_tick();
+	ck_assert_uint_eq(pings_to(below), 1);
+	ck_assert_uint_eq(pings_to(above), 1);
+}
+END_TEST
+
 static Suite *
 view_suite(void)
 {
@@ -218,6 +277,7 @@ view_suite(void)
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, a_swap_changes_the_view_by_one_link);
 	tcase_add_test(tc, a_linkless_member_fades_without_waking_the_tick);
+	tcase_add_test(tc, the_lower_id_pings_an_idle_link);
 	suite_add_tcase(s, tc);
 	return s;
 }
