@@ -129,6 +129,9 @@ struct rusage;
 	X(view_dials_failed,	"view.dials_failed")			\
 	X(view_forgotten,	"view.forgotten")			\
 	X(view_swaps_waited,	"view.swaps_waited")			\
+	X(view_dials,		"view.dials")				\
+	X(view_swaps,		"view.swaps")				\
+	X(view_trims,		"view.trims")				\
 	X(push_eager,		"push.eager_copies")			\
 	X(push_ihave_frames,	"push.ihave_frames")			\
 	X(push_ihave_ids,	"push.ihave_ids")			\

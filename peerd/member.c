@@ -135,6 +135,22 @@ member_set_state(struct member *m, enum member_state s, const char *why)
 }
 
 void
+member_fade(struct member *m, uint64_t now)
+{
+	uint64_t silent;
+
+	if (m->link != NULL || m->last_heard_ms == 0)
+		return;
+	silent = now - m->last_heard_ms;
+	if (m->state == MEMBER_ALIVE && silent >= pd->conf.ping_timeout_ms)
+		member_set_state(m, MEMBER_SUSPECT, "no link");
+	if (m->state != MEMBER_DEAD && silent >= pd->conf.silence_ms) {
+		member_set_state(m, MEMBER_DEAD, "silent too long");
+		pd_count(members_dead);
+	}
+}
+
+void
 member_heard(struct member *m)
 {
 	m->last_heard_ms = clock_mono_ms();
@@ -243,6 +259,7 @@ member_list_json(void)
 	for (size_t i = 0; i < nmembers; i++) {
 		struct member *m = members[i];
 
+		member_fade(m, now);
 		json_array_append_new(arr, json_pack(
 		    "{s:s, s:s, s:s, s:s, s:b, s:I, s:I, s:I, s:b}",
 		    "name", m->name, "peer_id", m->peer_id, "addr", m->addr,

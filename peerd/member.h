@@ -87,6 +87,13 @@ struct member	*member_at(size_t i);
 /* Members with an UP link, shuffled; at most max; excluding 'except'. */
 size_t		 member_pick_up(struct member **out, size_t max,
 		    const struct member *except);
+/*
+ * A member without a link fades by the clock: suspect --ping-timeout-ms
+ * after it was last heard, dead after --silence-ms.  Applied whenever the
+ * member is looked at (the tick, the "peers" answer), so no timer is armed
+ * for a label.
+ */
+void		 member_fade(struct member *m, uint64_t now);
 /* Note traffic from m (any frame): it is alive. */
 void		 member_heard(struct member *m);
 /* The state's name: "alive", "suspect", "dead". */

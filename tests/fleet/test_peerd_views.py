@@ -172,9 +172,27 @@ def test_a_swap_waits_while_every_link_carries_a_tree_in_use():
         wait_until(lambda: views_ok(peers), 20, "the views whole")
 
 
+def test_the_views_keep_mixing():
+    """A swap changes a view by one link (a passive peer linked at exactly
+    --active, a link shed over it), so over a few --swap-ms every peer's
+    active view is another set, and the overlay stays whole and bounded."""
+    with Fleet(extra=FAST) as f:
+        peers = start_partial(f, N)
+        before = links_of(peers)
+        wait_until(lambda: all(up != before[pid] for pid, up in
+                               links_of(peers).items()), 30,
+                   "every active view changed")
+        # At rest nothing else changes a view: the swaps did it (a view
+        # also changes when a neighbour sheds its link, so fewer swaps
+        # than peers can change them all).
+        assert sum(p.counter("view.swaps") for p in peers) > 0
+        wait_until(lambda: views_ok(peers), 20, "the views whole")
+
+
 if __name__ == "__main__":
     run([test_views_bounded_connected_and_deliver,
          test_relay_killed_mid_burst_is_routed_around,
          test_partition_heals_on_partial_views,
          test_a_peer_cut_off_from_its_side_refills_from_it,
-         test_a_swap_waits_while_every_link_carries_a_tree_in_use])
+         test_a_swap_waits_while_every_link_carries_a_tree_in_use,
+         test_the_views_keep_mixing])

@@ -13,12 +13,15 @@
  * lent payload is released exactly once, sent or not, as link.c does.
  * fake_links_down makes every send fail; fake_outq is what link_outq
  * answers for an UP link; fake_held keeps every frame sent from having
- * "left" (link_mark_left answers false) until it is cleared.
+ * "left" (link_mark_left answers false) until it is cleared.  With
+ * fake_dial_ok a dial "starts": link_dial records the address (fake_dialed)
+ * and link_to_addr answers true for it until fake_link_reset.
  */
 #ifndef FAKE_LINK_H
 #define FAKE_LINK_H
 
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,6 +55,9 @@ static link_observer_fn	 fake_observers[8];
 static size_t		 fake_nobservers;
 static link_handler_fn	 fake_handlers[FRAME_KIND_MAX];
 static char		 fake_links[FAKE_LINKS_MAX];
+static bool		 fake_dial_ok;
+static char		 fake_dialed[FAKE_LINKS_MAX][64];
+static size_t		 fake_ndialed;
 
 static bool
 fake_is_up(const struct member *m)
@@ -77,6 +83,8 @@ fake_link_reset(void)
 	fake_link_all_up = fake_links_down = fake_backlog = false;
 	fake_outq = 0;
 	fake_data_kind = 0;
+	fake_dial_ok = false;
+	fake_ndialed = 0;
 }
 
 /* Give m an UP link (slot: which fake link) and tell the observers. */
@@ -223,14 +231,19 @@ link_list_json(void)
 struct link *
 link_dial(const char *hostport)
 {
-	(void)hostport;
-	return NULL;
+	if (!fake_dial_ok || fake_ndialed == FAKE_LINKS_MAX)
+		return NULL;
+	snprintf(fake_dialed[fake_ndialed], sizeof(fake_dialed[0]), "%s",
+	    hostport);
+	return (struct link *)&fake_links[fake_ndialed++];
 }
 
 bool
 link_to_addr(const char *addr)
 {
-	(void)addr;
+	for (size_t i = 0; i < fake_ndialed; i++)
+		if (strcmp(fake_dialed[i], addr) == 0)
+			return true;
 	return false;
 }
 
