@@ -10,7 +10,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <check.h>
 #include <event2/event.h>
@@ -30,6 +29,7 @@
 
 #include "peerd_stub.h"
 
+#include "fake_clock.h"
 #include "fake_link.h"
 
 static void
@@ -114,11 +114,9 @@ sent_of(uint32_t kind)
 static void
 tick_until_swaps(uint64_t swaps)
 {
-	struct timespec ms = { 0, 5 * 1000 * 1000 };
-
 	for (int i = 0; i < 1000 && pd_metrics.view_swaps < swaps; i++) {
 		view_tick();
-		nanosleep(&ms, NULL);
+		fake_clock_advance_ms(5);
 	}
 	ck_assert_uint_eq(pd_metrics.view_swaps, swaps);
 }
@@ -180,8 +178,6 @@ state_of(const struct member *m)
 
 START_TEST(a_linkless_member_fades_without_waking_the_tick)
 {
-	struct timespec past_timeout = { 0, 30 * 1000 * 1000 };
-	struct timespec past_silence = { 0, 120 * 1000 * 1000 };
 	struct member *m;
 	uint64_t next;
 
@@ -195,11 +191,11 @@ START_TEST(a_linkless_member_fades_without_waking_the_tick)
 	/* Nothing to do for 10 s at least: the label is no reason to wake. */
 	ck_assert_uint_gt(next, clock_mono_ms() + 10000);
 	ck_assert_str_eq(state_of(m), "alive");
-	nanosleep(&past_timeout, NULL);
+	fake_clock_advance_ms(30);	/* past the ping timeout */
 	/* No tick ran, and the "peers" answer has it right. */
 	ck_assert_str_eq(state_of(m), "suspect");
 	ck_assert_uint_eq(pd_metrics.members_dead, 0);
-	nanosleep(&past_silence, NULL);
+	fake_clock_advance_ms(120);	/* past the silence window */
 	view_tick();
 	ck_assert_str_eq(state_of(m), "dead");
 	ck_assert_uint_eq(pd_metrics.members_dead, 1);
@@ -217,16 +213,6 @@ pings_to(const struct member *m)
 	for (size_t i = 0; i < fake_nsent; i++)
 		n += fake_sent[i].kind == FRAME_PING && fake_sent[i].to == m;
 	return n;
-}
-
-static void
-sleep_until(uint64_t mono_ms)
-{
-	while (clock_mono_ms() < mono_ms) {
-		struct timespec ms = { 0, 1000 * 1000 };
-
-		nanosleep(&ms, NULL);
-	}
 }
 
 START_TEST(the_lower_id_pings_an_idle_link)
@@ -254,13 +240,13 @@ START_TEST(the_lower_id_pings_an_idle_link)
 
 	/* A quarter window idle: we ping the link whose other end is above
 	 * us; the one below us pings us (its turn), so we do not. */
-	sleep_until(t0 + 2300);
+	fake_clock_to_ms(t0 + 2300);
 	view_tick();
 	ck_assert_uint_eq(pings_to(above), 1);
 	ck_assert_uint_eq(pings_to(below), 0);
 	/* Three eighths idle and still nothing heard from below (traffic one
 	 * way, or its pings lost): we ping it too. */
-	sleep_until(t0 + 3300);
+	fake_clock_to_ms(t0 + 3300);
 	view_tick();
 	ck_assert_uint_eq(pings_to(below), 1);
 	ck_assert_uint_eq(pings_to(above), 1);
