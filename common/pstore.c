@@ -21,6 +21,7 @@
 #include "manifest.h"
 #include "fileio.h"
 #include "pstore.h"
+#include "sha256.h"
 #include "xmalloc.h"
 
 #define PSTORE_MAGIC		"PSTM"
@@ -646,7 +647,7 @@ pstore_sha256(struct pstore *ps, uint8_t out[MANIFEST_HASH_LEN])
 	if ((ctx = EVP_MD_CTX_new()) == NULL)
 		return -1;
 	buf = xmalloc(chunk);
-	if (EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) != 1)
+	if (EVP_DigestInit_ex(ctx, sha256_md(), NULL) != 1)
 		goto out;
 	for (uint64_t off = 0; off < ps->m.size; off += chunk) {
 		size_t n = ps->m.size - off < chunk ? (size_t)(ps->m.size - off) :

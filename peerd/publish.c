@@ -25,6 +25,7 @@
 #include "peerd.h"
 #include "pstore.h"
 #include "publish.h"
+#include "sha256.h"
 #include "swarm.h"
 #include "trace.h"
 #include "xmalloc.h"
@@ -71,7 +72,7 @@ publish_stage(const char *stage, int src, uint64_t seed, struct manifest *m,
 		snprintf(err, errlen, "%.160s: %s", stage, strerror(errno));
 		goto out;
 	}
-	if (ctx == NULL || EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) != 1) {
+	if (ctx == NULL || EVP_DigestInit_ex(ctx, sha256_md(), NULL) != 1) {
 		snprintf(err, errlen, "sha256 init failed");
 		goto out;
 	}
