@@ -336,9 +336,10 @@ metrics_rusage_to_json(const struct rusage *ru)
 	double sys = (double)ru->ru_stime.tv_sec +
 	    (double)ru->ru_stime.tv_usec / 1e6;
 
-	return json_pack("{s:f, s:f, s:f, s:I}", "cpu_s", user + sys,
-	    "cpu_user_s", user, "cpu_sys_s", sys, "max_rss_kib",
-	    (json_int_t)ru->ru_maxrss);
+	return json_pack("{s:f, s:f, s:f, s:I, s:I, s:I}", "cpu_s",
+	    user + sys, "cpu_user_s", user, "cpu_sys_s", sys, "max_rss_kib",
+	    (json_int_t)ru->ru_maxrss, "wakeups", (json_int_t)ru->ru_nvcsw,
+	    "preemptions", (json_int_t)ru->ru_nivcsw);
 }
 
 json_t *

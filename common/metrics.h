@@ -294,8 +294,12 @@ json_t	*metrics_hists_to_json(const struct metrics_hists *h);
 int	 metrics_hists_from_json(struct metrics_hists *h, const json_t *j);
 
 /*
- * {"cpu_s", "cpu_user_s", "cpu_sys_s" (seconds, reals), "max_rss_kib"}
- * from ru (Linux reports ru_maxrss in KiB).  A new reference.
+ * {"cpu_s", "cpu_user_s", "cpu_sys_s" (seconds, reals), "max_rss_kib",
+ * "wakeups", "preemptions"} from ru (Linux reports ru_maxrss in KiB).
+ * "wakeups" is ru_nvcsw, the times the process gave up the CPU to wait
+ * (for a one-loop peer, each one an epoll_wait that slept and was woken);
+ * "preemptions" is ru_nivcsw, the times the scheduler took the CPU away.
+ * A new reference.
  */
 json_t	*metrics_rusage_to_json(const struct rusage *ru);
 /* The same for this process, from getrusage(RUSAGE_SELF). */

@@ -949,6 +949,8 @@ act_rest(struct run *r, json_t *step, uint64_t deadline)
 	    "bytes/s");
 	run_set_measure(r, "fleet.rest_cpu_ms_per_peer_s",
 	    REST_D("process.cpu_s") * 1000.0, "ms");
+	run_set_measure(r, "fleet.rest_wakeups_per_peer_s",
+	    REST_D("process.wakeups"), "wakeups/s");
 #undef REST_D
 	nk = gather_kinds_text(b, e, peers * s, 6, kinds, sizeof(kinds));
 	run_note(r, "rest: %.0f peers for %.1f s sent %s frames per peer "

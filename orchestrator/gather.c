@@ -62,7 +62,8 @@ kinds_add(json_t *sum, json_t *counters)
 /*
  * The numeric counters summed over the live peers (each frames.out_by_kind
  * kind as "frames.out_by_kind.KIND", the process's cpu_s as
- * "process.cpu_s", the peers that answered as "peers"): the write window
+ * "process.cpu_s" and its wakeups as "process.wakeups", the peers that
+ * answered as "peers"): the write window
  * and a rest step count from such a sum.
  */
 static void
@@ -83,6 +84,8 @@ sum_one(struct run *r, int index, struct peer *p, json_t *m, void *arg)
 	kinds_add(sum, c);
 	SUM_ADD("process.cpu_s", json_number_value(json_object_get(
 	    json_object_get(m, "process"), "cpu_s")));
+	SUM_ADD("process.wakeups", json_number_value(json_object_get(
+	    json_object_get(m, "process"), "wakeups")));
 	SUM_ADD("peers", 1.0);
 #undef SUM_ADD
 }
@@ -182,7 +185,7 @@ push_measures(struct run *r)
 /* What gather() adds up while the answers come in. */
 struct gather {
 	struct metrics_hists	 all;
-	double			 frames_out, bytes_out, bad, cpu_s;
+	double			 frames_out, bytes_out, bad, cpu_s, wakeups;
 	int			 answered;
 	bool			 have_metrics;
 	json_t			**rows;		/* one per fleet index */
@@ -219,6 +222,7 @@ gather_one(struct run *r, int i, struct peer *p, json_t *m, void *arg)
 		g->bad += json_number_value(v);
 	kinds_add(r->counters, c);
 	g->cpu_s += json_number_value(json_object_get(proc, "cpu_s"));
+	g->wakeups += json_number_value(json_object_get(proc, "wakeups"));
 	g->answered++;
 	json_object_foreach(c, k, v) {
 		json_t *sum = json_object_get(r->counters, k);
@@ -258,6 +262,9 @@ cpu_measures(struct run *r, const struct gather *g, double writes)
 	cpu = (g->cpu_s - json_number_value(json_object_get(r->write_base,
 	    "process.cpu_s"))) * 1000.0 / writes;
 	run_set_measure(r, "gossip.cpu_ms_per_write", cpu, "ms");
+	run_set_measure(r, "gossip.wakeups_per_write", (g->wakeups -
+	    json_number_value(json_object_get(r->write_base,
+	    "process.wakeups"))) / writes, "ratio");
 	if (g->answered < 2 || floor_cost(r, r->write_open_us, &fc) == -1)
 		return;
 	verify_s = fc.verify_s;
@@ -376,6 +383,7 @@ gather_take_cpu_mark(struct run *r)
 	char err[256], path[700];
 
 	r->take_cpu0 = 0;
+	r->take_wake0 = 0;
 	r->take_cpu0_ok = true;
 	r->take_open_us = clock_mono_us();
 	for (int i = 0; i < r->fleet.npeers; i++) {
@@ -390,6 +398,8 @@ gather_take_cpu_mark(struct run *r)
 		}
 		r->take_cpu0 += json_number_value(json_object_get(
 		    json_object_get(m, "process"), "cpu_s"));
+		r->take_wake0 += json_number_value(json_object_get(
+		    json_object_get(m, "process"), "wakeups"));
 		snprintf(path, sizeof(path), "%s/metrics.take_start.json",
 		    r->fleet.peers[i]->dir);
 		(void)json_dump_file(m, path, JSON_COMPACT);
@@ -409,7 +419,7 @@ void
 gather_takes(struct run *r)
 {
 	struct metrics_hists all, one;
-	double cpu = 0, retries = 0, noq = 0, takes, floor;
+	double cpu = 0, wakeups = 0, retries = 0, noq = 0, takes, floor;
 	struct floor_cost fc;
 	json_t *m, *c, *tk;
 	char path[700];
@@ -426,6 +436,8 @@ gather_takes(struct run *r)
 		c = json_object_get(m, "counters");
 		cpu += json_number_value(json_object_get(json_object_get(m,
 		    "process"), "cpu_s"));
+		wakeups += json_number_value(json_object_get(json_object_get(m,
+		    "process"), "wakeups"));
 		retries += json_number_value(json_object_get(c,
 		    "takes.retried"));
 		noq += json_number_value(json_object_get(c, "takes.no_quorum"));
@@ -454,5 +466,7 @@ gather_takes(struct run *r)
 	run_set_measure(r, "take.cpu_ms_per_take", cpu / takes * 1e3, "ms");
 	run_set_measure(r, "take.cpu_floor_ms_per_take", floor * 1e3, "ms");
 	run_set_measure(r, "take.cpu_over_floor", cpu / takes / floor, "ratio");
+	run_set_measure(r, "take.wakeups_per_take", (wakeups - r->take_wake0) /
+	    takes, "ratio");
 }
 

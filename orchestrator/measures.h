@@ -38,6 +38,8 @@ enum measure_better { MEASURE_NONE = 0, MEASURE_LOWER = -1, MEASURE_HIGHER = 1 }
 	    "records received again, in the write window: copies beyond each peer's first") \
 	X("gossip.cpu_ms_per_write", 0, "ms", MEASURE_LOWER,		\
 	    "fleet CPU in the write window (background included) / entries written") \
+	X("gossip.wakeups_per_write", 0, "ratio", MEASURE_LOWER,	\
+	    "the fleet's loop wake-ups (voluntary context switches) in the write window / entries written") \
 	X("gossip.cpu_floor_ms_per_write", 0, "ms", MEASURE_NONE,	\
 	    "one Ed25519 verify per peer but the writer, timed on this host") \
 	X("gossip.cpu_over_floor", 0, "ratio", MEASURE_LOWER,		\
@@ -68,6 +70,8 @@ enum measure_better { MEASURE_NONE = 0, MEASURE_LOWER = -1, MEASURE_HIGHER = 1 }
 	    "one claim sign plus one verify per other peer, timed on this host") \
 	X("take.cpu_over_floor", 0, "ratio", MEASURE_LOWER,		\
 	    "take.cpu_ms_per_take / take.cpu_floor_ms_per_take")	\
+	X("take.wakeups_per_take", 0, "ratio", MEASURE_LOWER,		\
+	    "the fleet's loop wake-ups (voluntary context switches) in the take window, per take") \
 	X("take.no_quorum", 0, "count", MEASURE_NONE,			\
 	    "takes that ended without a majority (quorum mode: the minority side)") \
 	X("fleet.frames_out", 0, "count", MEASURE_LOWER,		\
@@ -82,6 +86,8 @@ enum measure_better { MEASURE_NONE = 0, MEASURE_LOWER = -1, MEASURE_HIGHER = 1 }
 	    "bytes sent per live peer per second during the last rest step") \
 	X("fleet.rest_cpu_ms_per_peer_s", 0, "ms", MEASURE_LOWER,	\
 	    "CPU ms per live peer per second during the last rest step") \
+	X("fleet.rest_wakeups_per_peer_s", 0, "wakeups/s", MEASURE_LOWER,	\
+	    "loop wake-ups (voluntary context switches) per live peer per second during the last rest step") \
 	X("fleet.start_ms", 0, "ms", MEASURE_LOWER,			\
 	    "wall time of the last start step: every peer forked and its ready line read") \
 	X("engine.sample_round_ms", 0, "ms", MEASURE_LOWER,		\

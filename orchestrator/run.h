@@ -68,6 +68,7 @@ struct run {
 	bool		 had_take_step;
 	uint64_t	 take_start_ms, take_end_ms, take_target;
 	double		 take_cpu0;	/* fleet CPU s when the takes began */
+	double		 take_wake0;	/* fleet wakeups then (process.wakeups) */
 	bool		 take_cpu0_ok;	/* every peer answered then */
 	enum run_status	 status;
 	char		 error[512];

@@ -229,8 +229,11 @@ def test_rest_measures_the_background_per_peer():
         rep = run_builtin(out, "rest", "peers=4", "rest_ms=2000")
         m = rep["measures"]
         for k in ("fleet.rest_frames_per_peer_s", "fleet.rest_bytes_per_peer_s",
-                  "fleet.rest_cpu_ms_per_peer_s"):
+                  "fleet.rest_cpu_ms_per_peer_s",
+                  "fleet.rest_wakeups_per_peer_s"):
             assert k in m and m[k]["value"] >= 0, (k, m.get(k))
+        # A peer at rest still wakes for its tick and its repairs.
+        assert m["fleet.rest_wakeups_per_peer_s"]["value"] > 0, m
         # Four peers at rest still repair: some frames, and the note names
         # the kinds they were.
         assert m["fleet.rest_frames_per_peer_s"]["value"] > 0, m

@@ -272,7 +272,12 @@ START_TEST(rusage_json)
 	ru.ru_utime.tv_usec = 500000;
 	ru.ru_stime.tv_usec = 250000;
 	ru.ru_maxrss = 12345;
+	ru.ru_nvcsw = 77;
+	ru.ru_nivcsw = 5;
 	j = metrics_rusage_to_json(&ru);
+	ck_assert_int_eq(json_integer_value(json_object_get(j, "wakeups")), 77);
+	ck_assert_int_eq(json_integer_value(json_object_get(j,
+	    "preemptions")), 5);
 	ck_assert(json_real_value(json_object_get(j, "cpu_s")) == 1.75);
 	ck_assert(json_real_value(json_object_get(j, "cpu_user_s")) == 1.5);
 	ck_assert(json_real_value(json_object_get(j, "cpu_sys_s")) == 0.25);
@@ -286,6 +291,7 @@ START_TEST(rusage_json)
 	ck_assert(json_real_value(json_object_get(j, "cpu_s")) >= 0.0);
 	ck_assert_int_gt(json_integer_value(json_object_get(j,
 	    "max_rss_kib")), 0);
+	ck_assert(json_is_integer(json_object_get(j, "wakeups")));
 	json_decref(j);
 }
 END_TEST
