@@ -86,6 +86,9 @@ VERSION_OBJ := $(O)/obj/gen/version.o
 
 # The swarm's same-run baseline: one raw TCP stream (bench/tcpstream/).
 TCPSTREAM := $(O)/tcpstream
+# What one wake-up costs on this host, beside the same exchange hot
+# (bench/wakeup/): a benchmark program, built with the bench.
+WAKEUP := $(O)/wakeup
 
 .PHONY: all deps check unit fleet bench run fuzz install clean FORCE
 .SECONDARY:
@@ -136,6 +139,9 @@ $(O)/peerctl: $(O)/obj/orchestrator/peerctl.o $(VERSION_OBJ) $(LIBCOMMON)
 $(TCPSTREAM): $(O)/obj/bench/tcpstream/tcpstream.o $(VERSION_OBJ)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^
 
+$(WAKEUP): $(O)/obj/bench/wakeup/wakeup.o $(VERSION_OBJ)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^
+
 $(O)/bench: $(BENCH_OBJ) $(VERSION_OBJ) $(LIBCOMMON)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
 
@@ -150,17 +156,18 @@ $(O)/tests/%: $(O)/obj/tests/unit/%.o $(VERSION_OBJ) $(LIBPEERD) $(LIBORCH) $(LI
 	@mkdir -p $(@D)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LIBS)
 
-check: deps all $(O)/bench $(UNIT_BIN)
+check: deps all $(O)/bench $(WAKEUP) $(UNIT_BIN)
 	@O=$(O) scripts/run-tests $(UNIT_BIN)
 
 unit: $(UNIT_BIN)
 	@O=$(O) scripts/run-tests --unit-only $(UNIT_BIN)
 
-fleet: all $(O)/bench
+fleet: all $(O)/bench $(WAKEUP)
 	@O=$(O) scripts/run-tests --fleet-only
 
-bench: deps $(O)/bench
+bench: deps $(O)/bench $(WAKEUP)
 	$(O)/bench $(BENCH_ARGS)
+	$(WAKEUP)
 
 run: deps all
 	@if [ -x $(O)/orchestrate ] && [ -f scenarios/churn.json ]; then \
