@@ -954,8 +954,10 @@ act_rest(struct run *r, json_t *step, uint64_t deadline)
 #undef REST_D
 	nk = gather_kinds_text(b, e, peers * s, 6, kinds, sizeof(kinds));
 	run_note(r, "rest: %.0f peers for %.1f s sent %s frames per peer "
-	    "per second (%s)", peers, s, num_human(frames, "", num,
-	    sizeof(num)), nk ? kinds : "none");
+	    "per second (%s); the engine called each peer once every %.1f s "
+	    "(the watchdog's round)", peers, s, num_human(frames, "", num,
+	    sizeof(num)), nk ? kinds : "none", (double)watch_round_ms(
+	    r->fleet.npeers, r->opts.watch_ms) / 1000.0);
 	json_decref(b);
 	json_decref(e);
 	return 0;

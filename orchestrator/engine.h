@@ -21,7 +21,8 @@
 #define POLL_NS		(20 * 1000 * 1000)	/* between two looks */
 #define COLLECT_MS	500	/* take collection; looks at write loads */
 #define PROGRESS_MS	10000	/* progress line when not on a terminal */
-#define WATCH_EVERY_MS	1000	/* the watchdog's round (at most) */
+#define WATCH_EVERY_MS	1000	/* the watchdog's round, up to 200 peers */
+#define WATCH_PEER_MS	5	/* beyond: 5 ms a peer (watch_round_ms) */
 #define WATCH_ANSWER_MS	5000	/* bound on a hello */
 #define WATCH_QUIET_MS	2000	/* after a stall: unanswered this long and
 				   without CPU time is stuck (watch.c) */
@@ -150,8 +151,9 @@ void		 history_check(struct run *r);
 /* ---- sample.c: samples, take collection, the progress line -------------- */
 
 void		 sample_progress(struct run *r, bool force);
-/* A sample round due now: its request's arguments (yours), else NULL. */
-json_t		*sample_round(struct run *r);
+/* A sample round due now (sample_ms, or round_ms when longer): its
+ * request's arguments (yours), else NULL. */
+json_t		*sample_round(struct run *r, uint64_t round_ms);
 /* Send p its sample of the round (the watchdog's call to p this tick). */
 void		 sample_call(struct run *r, struct peer *p, json_t *only);
 void		 sample_progress_tick(evutil_socket_t fd, short what, void *arg);
@@ -164,6 +166,12 @@ void		 watch_trip(struct run *r, struct peer *p, const char *why);
 /* The answer to the watchdog's call to p (a hello or a sample). */
 void		 watch_answer(struct run *r, struct peer *p, enum ctl_status st,
 		    const json_t *res, const char *err);
+/*
+ * The watchdog's round for a fleet of npeers: each running peer gets one
+ * call a round.  --watch-ms (opt_ms > 0), else WATCH_EVERY_MS up to 200
+ * peers and WATCH_PEER_MS a peer beyond (5 s at 1,000).
+ */
+uint64_t	 watch_round_ms(int npeers, int opt_ms);
 /* The watchdog's timer: a hello or a sample to each peer, the stall check. */
 void		 watch_tick(evutil_socket_t fd, short what, void *arg);
 /* After a trip: verdicts, hang/, the error naming the peers. */

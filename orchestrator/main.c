@@ -3,7 +3,7 @@
  *
  *   orchestrate SCENARIO.json [--peers N] [--set KEY=VALUE]... [--seed N]
  *               [--out DIR] [--dry-run] [--timeout S] [--keep]
- *               [--hold K] [--wrap K=PREFIX]... [--stall-s S]
+ *               [--hold K] [--wrap K=PREFIX]... [--stall-s S] [--watch-ms MS]
  *               [--quiet|--verbose] [--peerd PATH]
  *   orchestrate down RUN_DIR      stop a fleet left up by --keep
  *   orchestrate replay RUN_DIR    run again with the same resolved
@@ -67,6 +67,7 @@ static const struct option longopts[] = {
 	{ "hold-timeout", required_argument, NULL, 'T' },
 	{ "wrap", required_argument, NULL, 'w' },
 	{ "stall-s", required_argument, NULL, 'W' },
+	{ "watch-ms", required_argument, NULL, 'J' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
 	{ NULL, 0, NULL, 0 }
@@ -99,6 +100,9 @@ usage(FILE *fp)
 "  --stall-s S        the watchdog: no progress for S seconds, or a peer\n"
 "                     missing a call's or a hello's bound, captures hang/\n"
 "                     and ends the run (default 30; 0: no stall check)\n"
+"  --watch-ms MS      the watchdog's round: each peer gets one call (a\n"
+"                     sample or a hello) a round (default 1000, and 5 ms\n"
+"                     a peer in fleets beyond 200 peers)\n"
 "  --quiet, --verbose less or more progress on stderr\n"
 "  --peerd PATH       the peerd binary (default: beside orchestrate)\n"
 "\n"
@@ -320,6 +324,14 @@ main(int argc, char **argv)
 			opts.wraps = xreallocarray(opts.wraps,
 			    (size_t)opts.nwraps + 1, sizeof(*opts.wraps));
 			opts.wraps[opts.nwraps++] = optarg;
+			break;
+		case 'J':
+			opts.watch_ms = atoi(optarg);
+			if (opts.watch_ms < 100 || opts.watch_ms > 600000) {
+				fprintf(stderr, "orchestrate: --watch-ms: "
+				    "expected 100 to 600000 ms\n");
+				return 2;
+			}
 			break;
 		case 'W':
 			opts.stall_s = atoi(optarg);

@@ -42,6 +42,7 @@ struct run_opts {
 	char		**wraps;	/* "K=PREFIX" (K a list or "all") */
 	int		 nwraps;
 	int		 stall_s;	/* watchdog: no progress for this long */
+	int		 watch_ms;	/* --watch-ms: the round (0: by size) */
 	char		**argv;		/* the orchestrator's own command line */
 	int		 argc;
 };
@@ -93,7 +94,8 @@ struct run {
 	int		 watch_ms;	/* 1 s, or sample_ms when shorter */
 	int		 sample_ms;	/* the scenario's; 0: no samples */
 	uint64_t	 sample_next_ms;	/* the next round's time */
-	uint64_t	 hello_round_ms;	/* the last hello round */
+	uint64_t	 hello_round_ms;	/* the last round's calls */
+	uint64_t	 sample_raised_ms;	/* the round samples wait for */
 	struct event	*ev_progress;	/* the progress line */
 	struct event	*ev_collect;	/* takes, load counts: COLLECT_MS */
 	struct event	*ev_wake;	/* a signal came: fleet_wake_fd */

@@ -84,23 +84,33 @@ sample_cb(struct peer *p, enum ctl_status st, json_t *m, const char *err,
 }
 
 /*
- * A sample round is due (every sample_ms, at the watchdog tick nearest its
- * time; none while the last round is not in yet): start it and return the
- * request's arguments for sample_call (the caller's reference), else NULL.
+ * A sample round is due (every sample_ms, or every watchdog round when
+ * that is longer, at the watchdog tick nearest its time; none while the
+ * last round is not in yet): start it and return the request's arguments
+ * for sample_call (the caller's reference), else NULL.
  */
 json_t *
-sample_round(struct run *r)
+sample_round(struct run *r, uint64_t round_ms)
 {
-	uint64_t now = clock_mono_ms();
+	uint64_t now = clock_mono_ms(), every = (uint64_t)r->sample_ms;
 
 	if (r->sample_ms <= 0 || r->samples == NULL || r->sample_inflight > 0)
 		return NULL;
+	if (every < round_ms) {
+		if (r->sample_raised_ms != round_ms)
+			run_note(r, "samples every %llu ms, not sample_ms %d: "
+			    "the engine calls each of %d peers once a watchdog "
+			    "round (docs/scenarios.md, \"The engine\")",
+			    (unsigned long long)round_ms, r->sample_ms,
+			    r->fleet.npeers);
+		r->sample_raised_ms = round_ms;
+		every = round_ms;
+	}
 	if (r->sample_next_ms != 0 && now + (uint64_t)r->watch_ms / 2 <
 	    r->sample_next_ms)
 		return NULL;
 	r->sample_next_ms = r->sample_next_ms == 0 || now >
-	    r->sample_next_ms + (uint64_t)r->sample_ms ? now +
-	    (uint64_t)r->sample_ms : r->sample_next_ms + (uint64_t)r->sample_ms;
+	    r->sample_next_ms + every ? now + every : r->sample_next_ms + every;
 	r->sample_sent_us = clock_mono_us();
 	/*
 	 * Only what a sample line keeps: the whole answer is 20 KB of JSON a

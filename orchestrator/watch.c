@@ -91,20 +91,33 @@ hello_cb(struct peer *p, enum ctl_status st, json_t *h, const char *err,
 	watch_answer(arg, p, st, h, err);
 }
 
+uint64_t
+watch_round_ms(int npeers, int opt_ms)
+{
+	uint64_t by_size = (uint64_t)(npeers > 0 ? npeers : 0) * WATCH_PEER_MS;
+
+	if (opt_ms > 0)
+		return (uint64_t)opt_ms;
+	return by_size > WATCH_EVERY_MS ? by_size : WATCH_EVERY_MS;
+}
+
 /*
  * The watchdog timer, every second (every sample_ms when that is
- * shorter) whatever the step: one call to each running peer with none in
- * flight, bounded by WATCH_ANSWER_MS -- the sample's "metrics" when a
- * sample round is due, else a "hello" (at most one hello round a second)
- * -- and the stall check: no step ended and no activity (frames, writes,
- * takes) moved for --stall-s.  So a peer is asked as often as before the
- * sample rode on the watchdog, with one call a second where it had two.
+ * shorter) whatever the step: once a round (watch_round_ms), one call to
+ * each running peer with none in flight, bounded by WATCH_ANSWER_MS -- the
+ * sample's "metrics" when a sample round is due, else a "hello" -- and the
+ * stall check: no step ended and no activity (frames, writes, takes) moved
+ * for --stall-s.  A sample round is that round's call, so a peer gets one
+ * call a round, never a sample and a hello.  Each answer costs a peer a
+ * wake-up and a reply: at 1,000 peers one a second was about a twelfth of
+ * the fleet's wake-ups in a write window, so the round grows with the
+ * fleet (the engine measures the fabric, and should weigh on it little).
  */
 void
 watch_tick(evutil_socket_t fd, short what, void *arg)
 {
 	struct run *r = arg;
-	uint64_t now = clock_mono_ms();
+	uint64_t now = clock_mono_ms(), round;
 	json_t *sample;
 	bool hello;
 
@@ -114,10 +127,11 @@ watch_tick(evutil_socket_t fd, short what, void *arg)
 		return;
 	if (r->progress_ms == 0)
 		r->progress_ms = now;
-	sample = sample_round(r);
-	hello = sample == NULL && now + WATCH_EVERY_MS / 4 >=
-	    r->hello_round_ms + WATCH_EVERY_MS;
-	if (hello)
+	round = watch_round_ms(r->fleet.npeers, r->opts.watch_ms);
+	/* Samples more often than a round only while the round is 1 s. */
+	sample = sample_round(r, round > WATCH_EVERY_MS ? round : 0);
+	hello = sample == NULL && now + round / 4 >= r->hello_round_ms + round;
+	if (sample != NULL || hello)
 		r->hello_round_ms = now;
 	for (int i = 0; i < r->fleet.npeers && (sample != NULL || hello);
 	    i++) {

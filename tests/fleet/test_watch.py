@@ -25,7 +25,7 @@ def timeline(d):
         return [json.loads(ln) for ln in fh]
 
 
-def stopped_in_a_sleep(sample_ms):
+def stopped_in_a_sleep(sample_ms, extra=()):
     with Tmp() as out:
         s = os.path.join(out, "sleep.json")
         with open(s, "w") as fh:
@@ -37,7 +37,7 @@ def stopped_in_a_sleep(sample_ms):
                                   "ms": SLEEP_MS, "timeout_s": 300}],
                        "checks": []}, fh)
         proc = subprocess.Popen([ORCH, s, "--out", out, "-q", "--stall-s",
-                                 "0"], stderr=subprocess.PIPE)
+                                 "0", *extra], stderr=subprocess.PIPE)
         try:
             d = wait_until(lambda: os.path.realpath(os.path.join(
                 out, "latest")) if os.path.exists(os.path.join(
@@ -76,7 +76,49 @@ def test_a_stopped_peer_is_found_with_the_samples_off():
     stopped_in_a_sleep(0)
 
 
+def test_a_stopped_peer_is_found_with_a_longer_round():
+    """--watch-ms 4000 (the round a fleet of 800 peers gets by its size):
+    the stopped peer is still found, and within the sleep."""
+    stopped_in_a_sleep(1000, ("--watch-ms", "4000"))
+
+
+def control_requests_in_a_sleep(extra):
+    """Each peer's control.requests at the end of a run whose only step
+    after connecting is a 6 s sleep with the samples off: the watchdog's
+    hellos, and the engine's fixed calls around them (the same in every
+    run)."""
+    with Tmp() as out:
+        s = os.path.join(out, "sleep.json")
+        with open(s, "w") as fh:
+            json.dump({"name": "sleep", "description": "test scenario",
+                       "sample_ms": 0, "fleet": {"peers": 3},
+                       "steps": [{"action": "start"},
+                                 {"action": "wait", "until": "connected"},
+                                 {"action": "sleep", "name": "nap",
+                                  "ms": 6000}],
+                       "checks": []}, fh)
+        subprocess.run([ORCH, s, "--out", out, "-q", *extra], check=True,
+                       timeout=120)
+        d, _ = latest(out)
+        got = []
+        for k in range(3):
+            with open(os.path.join(d, "peers", str(k), "metrics.json")) as fh:
+                got.append(json.load(fh)["counters"]["control.requests"])
+        return got
+
+
+def test_the_round_sets_how_often_a_peer_is_called():
+    """One call a round to each peer: with a 3 s round a 6 s sleep brings
+    each peer about two hellos, with the default 1 s round about six."""
+    short = control_requests_in_a_sleep(())
+    long = control_requests_in_a_sleep(("--watch-ms", "3000"))
+    for k in range(3):
+        assert long[k] + 2 <= short[k], (k, short, long)
+
+
 if __name__ == "__main__":
     run([test_a_stopped_peer_is_found_when_the_samples_carry_the_watchdog,
+         test_a_stopped_peer_is_found_with_a_longer_round,
+         test_the_round_sets_how_often_a_peer_is_called,
          test_a_stopped_peer_is_found_between_samples,
          test_a_stopped_peer_is_found_with_the_samples_off])
