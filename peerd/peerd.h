@@ -73,6 +73,7 @@ struct peerd_conf {
 	uint32_t	 take_mode;	/* TAKE_LEASE or TAKE_QUORUM */
 	uint32_t	 fleet_size;	/* 0: not known (the proven members) */
 	uint32_t	 answer_wait_ms; /* lease, with fleet_size */
+	uint32_t	 settle_grid_ms; /* take.c: settle deadlines */
 #define TAKE_LEASE	0
 #define TAKE_QUORUM	1
 

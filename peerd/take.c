@@ -80,6 +80,7 @@ static struct chunklog		 won = { .recsz = sizeof(struct take_won),
 
 static void	take_try(struct take_op *);
 static void	take_beaten(const uint8_t id[ENTRY_ID_LEN], uint64_t now);
+static void	take_align(uint64_t mono_us);
 
 static uint64_t
 now_ms(void)
@@ -115,8 +116,10 @@ take_remote_claim(const struct space_rec *r, const struct crdt_claim *c,
     const struct member *from, bool fresh, uint64_t now)
 {
 	vote_claim_answer(r, c, from, now);
-	if (fresh)
+	if (fresh) {
 		take_beaten(space_rec_id(r), now);
+		take_align(c->mono_us);
+	}
 }
 
 /* ---- take -------------------------------------------------------------- */
@@ -139,6 +142,8 @@ struct claim_wait {
 	size_t			 nmarks;
 	bool			 sent;		/* marks taken: queued on links */
 	uint64_t		 left_ms;	/* 0: not yet left every link */
+	uint64_t		 due_us;	/* settle end, monotonic, on the grid */
+	uint64_t		 own_us;	/* due_us before any take_align */
 	uint8_t			(*voters)[IDENTITY_ID_LEN];
 	size_t			 nvoters, votersz;
 	uint32_t		 acks, nacks;	/* acks include our own */
@@ -188,6 +193,40 @@ take_schedule(struct take_op *op, uint64_t ms)
 
 	event_add(op->ev, &tv);
 }
+
+/* Wake op in us microseconds, counted from now, not the turn's start. */
+static void
+take_schedule_us(struct take_op *op, uint64_t us)
+{
+	struct timeval tv = { .tv_sec = (time_t)(us / 1000000),
+	    .tv_usec = (suseconds_t)(us % 1000000) };
+
+	/* The loop's cached time is the poll's: it would wake us early. */
+	event_base_update_cache_time(pd->base);
+	event_add(op->ev, &tv);
+}
+
+/*
+ * The end of a settle window that starts at left_us (monotonic): settle_ms
+ * on, rounded up to the next multiple of --settle-grid-ms.  Every process
+ * on a host reads the same monotonic clock, so the takers whose claims
+ * left within one grid step of each other wake at the same instant, make
+ * their next claims together and read each other's rumors and answers in
+ * the wake-ups they already have, rather than each waking the others
+ * apart (docs/protocol.md 6, "The settle grid").  A window only grows:
+ * the rule's settle_ms is its least length.
+ */
+static uint64_t
+settle_due_us(uint64_t left_us)
+{
+	uint64_t due = left_us + (uint64_t)pd->conf.settle_ms * 1000;
+	uint64_t g = (uint64_t)pd->conf.settle_grid_ms * 1000;
+
+	return g > 0 ? (due + g - 1) / g * g : due;
+}
+
+/* A timer may fire this much before its instant (the poll's ms rounding). */
+#define GRID_SLACK_US	250
 
 /* Drop the log's oldest chunks while the space holds none of their ids. */
 static void
@@ -283,7 +322,7 @@ static void
 take_check(struct take_op *op)
 {
 	struct claim_wait *w = op->w;
-	uint64_t now = now_ms(), due;
+	uint64_t now = now_ms(), due, us;
 	uint32_t members, need;
 	struct space_rec *r;
 
@@ -309,9 +348,17 @@ take_check(struct take_op *op)
 			return;
 		}
 		w->left_ms = now;
+		w->due_us = w->own_us = settle_due_us(clock_mono_us());
 	}
-	if (now < w->left_ms + pd->conf.settle_ms) {
-		take_schedule(op, w->left_ms + pd->conf.settle_ms - now);
+	us = clock_mono_us();
+	if (now < w->left_ms + pd->conf.settle_ms ||
+	    us + GRID_SLACK_US < w->due_us) {
+		/* The later of the rule's window and the grid's instant. */
+		due = now < w->left_ms + pd->conf.settle_ms ?
+		    (w->left_ms + pd->conf.settle_ms - now) * 1000 : 0;
+		if (w->due_us > us && w->due_us - us > due)
+			due = w->due_us - us;
+		take_schedule_us(op, due);
 		return;
 	}
 	if (pd->conf.take_mode != TAKE_QUORUM && !wait_answered_all(w, now)) {
@@ -543,7 +590,7 @@ void
 take_turn_sent(void)
 {
 	struct claim_wait *w;
-	uint64_t now = now_ms();
+	uint64_t now = now_ms(), us;
 	size_t nl;
 
 	vote_acks_flush();
@@ -565,8 +612,10 @@ take_turn_sent(void)
 		 * once).  Else take_check polls the marks.
 		 */
 		if (link_mark_left(w->marks, w->nmarks)) {
+			us = clock_mono_us();
 			w->left_ms = now;
-			take_schedule(w->op, pd->conf.settle_ms);
+			w->due_us = w->own_us = settle_due_us(us);
+			take_schedule_us(w->op, w->due_us - us);
 		} else
 			take_schedule(w->op, 0);
 	}
@@ -586,6 +635,45 @@ take_beaten(const uint8_t id[ENTRY_ID_LEN], uint64_t now)
 		if (w->op != NULL && memcmp(w->id, id, ENTRY_ID_LEN) == 0 &&
 		    !space_won(sp, w->id, w->epoch, now))
 			take_schedule(w->op, 0);
+}
+
+/*
+ * A fresh remote claim made at mono_us (its holder's monotonic stamp) ends
+ * its settle window on the grid instant settle_due_us(mono_us): a claim of
+ * ours still settling whose window ends before that instant, by at most
+ * TAKE_ALIGN_STEPS grid steps past its own end, waits for it, so the
+ * takers of a host that are nearly in phase fall into one phase and wake
+ * together.  Only a wait grows, each claim's by at most those steps,
+ * whatever the stamps say (mono_us is not signed), and a stamp not of this
+ * host's last settle window is ignored.  The bound is small on purpose:
+ * a fleet whose turn after a wake-up takes longer than it (16 peers on two
+ * cores: tens of ms) would otherwise make every taker wait for the last
+ * one, every cycle (BENCHMARKS.md, ninth session: 0.69-0.74 of the settle
+ * bound with half a window).  With no grid this is off.
+ */
+#define TAKE_ALIGN_STEPS	2
+
+static void
+take_align(uint64_t mono_us)
+{
+	struct claim_wait *w;
+	uint64_t us, due, cap = (uint64_t)pd->conf.settle_grid_ms * 1000 *
+	    TAKE_ALIGN_STEPS;
+
+	if (pd->conf.settle_grid_ms == 0 || mono_us == 0)
+		return;
+	us = clock_mono_us();
+	if (mono_us > us || us - mono_us > (uint64_t)pd->conf.settle_ms * 1000)
+		return;
+	due = settle_due_us(mono_us);
+	TAILQ_FOREACH(w, &waits, entry) {
+		if (w->op == NULL || w->left_ms == 0 || w->due_us <= us ||
+		    due <= w->due_us || due > w->own_us + cap)
+			continue;
+		w->due_us = due;
+		pd_count(takes_aligned);
+		take_schedule_us(w->op, due - us);
+	}
 }
 
 static void

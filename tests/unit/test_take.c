@@ -53,6 +53,7 @@ static struct member	*a, *b;
 static uint8_t		 task[TASKS][ENTRY_ID_LEN];
 static unsigned		 ndone, nwon;
 static uint64_t		 t0;		/* the wall clock at setup */
+static uint64_t		 claim_mono_us;	/* claim_record's (not signed) */
 
 static struct member *
 neighbour(const struct identity *who, const char *name, size_t slot)
@@ -94,6 +95,7 @@ setup_alone(void)
 	replica_init();
 	a = b = NULL;
 	ndone = nwon = 0;
+	claim_mono_us = 0;
 }
 
 static void
@@ -255,6 +257,7 @@ claim_record(struct dcbor_buf *out, unsigned i, const struct identity *h,
 	    now, 1, h->node }, now, 30000, &c);
 	if (epoch != 0)
 		c.epoch = epoch;
+	c.mono_us = claim_mono_us;
 	memcpy(c.key, h->pub, IDENTITY_PUB_LEN);
 	dcbor_buf_init(&sb);
 	crdt_claim_signing_bytes(&sb, &c, task[i]);
@@ -438,6 +441,120 @@ START_TEST(batched_claims_wait_for_every_live_member)
 	answer_both(b);
 	run_until_done(2, 5000);
 	ck_assert_uint_eq(nwon, 2);
+}
+END_TEST
+
+/* ---- the settle grid ---------------------------------------------------- */
+
+#define GRID_MS		10
+#define SLACK_US	250	/* take.c's GRID_SLACK_US */
+
+/* The grid instant at or after us + SETTLE_MS. */
+static uint64_t
+grid_due_us(uint64_t us)
+{
+	uint64_t due = us + SETTLE_MS * 1000, g = GRID_MS * 1000;
+
+	return (due + g - 1) / g * g;
+}
+
+/* Turn the loop until ndone reaches want; how many passes moved ndone. */
+static unsigned
+passes_until_done(unsigned want, unsigned ms, uint64_t *done_us)
+{
+	struct timespec ts = { 0, 200000 };
+	uint64_t end = clock_mono_ms() + ms;
+	unsigned before, moved = 0;
+
+	while (ndone < want && clock_mono_ms() < end) {
+		before = ndone;
+		turn();
+		if (ndone != before) {
+			moved++;
+			*done_us = clock_mono_us();
+		}
+		nanosleep(&ts, NULL);
+	}
+	return moved;
+}
+
+/*
+ * With --settle-grid-ms, the claims of one turn end their settle windows
+ * on one grid instant and are decided in one pass of the loop, not before
+ * that instant nor before the rule's window.  The turn starts just past a
+ * grid instant, so the rule's window ends 8.5 to 9.5 ms before the grid's.
+ */
+START_TEST(a_turns_claims_settle_on_one_grid_instant)
+{
+	struct timespec ts = { 0, 100000 };
+	uint64_t before_us, left_ms, done_us = 0;
+
+	pd->conf.settle_grid_ms = GRID_MS;
+	while ((clock_mono_us() % (GRID_MS * 1000)) < 500 ||
+	    (clock_mono_us() % (GRID_MS * 1000)) > 1500)
+		nanosleep(&ts, NULL);
+	before_us = clock_mono_us();
+	left_ms = hlc_wall_ms();
+	take_start(template_new("task#v1"), 5000, take_done, NULL);
+	take_start(template_new("task#v1"), 5000, take_done, NULL);
+	turn();
+	answer_both(a);
+	answer_both(b);
+	ck_assert_uint_eq(passes_until_done(2, 5000, &done_us), 1);
+	ck_assert_uint_eq(nwon, 2);
+	ck_assert_uint_ge(done_us + SLACK_US, grid_due_us(before_us));
+	ck_assert_uint_ge(hlc_wall_ms(), left_ms + SETTLE_MS);
+}
+END_TEST
+
+/*
+ * A fresh remote claim made nearly with ours (its mono stamp) moves our
+ * settle ends to its grid instant, two grid steps past our own at most: a
+ * claim made later than that, or stamped in the future, moves nothing.
+ * Both our claims wait for the later instant and are still decided in one
+ * pass, once every live member has answered.
+ */
+START_TEST(a_near_remote_claim_moves_the_settle_end_two_steps_at_most)
+{
+	struct timespec far = { 0, 31 * 1000000 };
+	struct dcbor_buf r;
+	uint64_t left_us, now_us, near_due, done_us = 0;
+
+	pd->conf.settle_grid_ms = GRID_MS;
+	take_start(template_new("task#v1"), 5000, take_done, NULL);
+	take_start(template_new("task#v1"), 5000, take_done, NULL);
+	left_us = clock_mono_us();
+	turn();
+	answer_both(a);
+	answer_both(b);
+	/* 31 ms on (the window is 40): a claim made now ends 3+ steps later. */
+	nanosleep(&far, NULL);
+	now_us = clock_mono_us();
+	ck_assert_uint_lt(now_us, left_us + SETTLE_MS * 1000);
+	claim_mono_us = now_us;
+	dcbor_buf_init(&r);
+	claimed_record(&r, 2, &holder_a);
+	apply(a, &r);
+	dcbor_buf_free(&r);
+	ck_assert_uint_eq(pd_metrics.takes_aligned, 0);
+	/* Stamped in the future: not of this host's last window. */
+	claim_mono_us = now_us + 1000000;
+	dcbor_buf_init(&r);
+	claimed_record(&r, 3, &holder_b);
+	apply(b, &r);
+	dcbor_buf_free(&r);
+	ck_assert_uint_eq(pd_metrics.takes_aligned, 0);
+	/* Made 15 ms after ours: one or two steps later. */
+	claim_mono_us = left_us + 15000;
+	near_due = grid_due_us(claim_mono_us);
+	dcbor_buf_init(&r);
+	claimed_record(&r, 3, &holder_a);
+	apply(a, &r);
+	dcbor_buf_free(&r);
+	ck_assert_uint_eq(pd_metrics.takes_aligned, 2);
+	ck_assert_uint_eq(passes_until_done(2, 5000, &done_us), 1);
+	ck_assert_uint_eq(nwon, 2);
+	ck_assert_uint_ge(done_us + SLACK_US, near_due);
 }
 END_TEST
 
@@ -724,6 +841,9 @@ take_suite(void)
 	tcase_add_test(tc, a_turns_answers_leave_in_one_frame);
 	tcase_add_test(tc, batched_claims_wait_for_left_answered_settled);
 	tcase_add_test(tc, batched_claims_wait_for_every_live_member);
+	tcase_add_test(tc, a_turns_claims_settle_on_one_grid_instant);
+	tcase_add_test(tc,
+	    a_near_remote_claim_moves_the_settle_end_two_steps_at_most);
 	tcase_add_test(tc, a_bad_list_changes_nothing);
 	tcase_add_test(tc, take_window_picks_this_peers_own_entries);
 	tcase_add_test(tc,
