@@ -80,6 +80,10 @@ struct rusage;
 	X(completes,		"space.completes")			\
 	X(heap_trims,		"heap.trims")				\
 	X(tick_runs,		"tick.runs")				\
+	X(wake_runs,		"wake.runs")				\
+	X(wake_early,		"wake.early")				\
+	X(wake_late,		"wake.late")				\
+	X(wake_timer_runs,	"wake.timer_runs")			\
 	X(heap_trim_us,		"heap.trim_us")				\
 	X(records_received,	"records.received")			\
 	X(records_held_skipped,	"records.held_skipped")		\

@@ -9,8 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <event2/event.h>
-
 #include "clock.h"
 #include "frame.h"
 #include "gossip.h"
@@ -21,6 +19,7 @@
 #include "rumorset.h"
 #include "stats.h"
 #include "trace.h"
+#include "wake.h"
 
 #define GRAFT_WAITS	4	/* GRAFTs put off while behind the input */
 #define LAG_SAMPLES	64	/* eager copies' lags kept for the GRAFT wait */
@@ -43,9 +42,8 @@ struct missing {
 
 static struct missing	 missing[GOSSIP_MISSING];
 static size_t		 nmissing;
-static struct event	*graft_ev;
+static struct wake	*graft_wk;
 static graft_send_fn	 send_ids;
-static uint64_t		 graft_armed_ms;	/* graft_ev fires then */
 
 /*
  * The GRAFT wait follows the eager copies' measured lag: for an id that
@@ -98,7 +96,7 @@ grafted_clear(struct grafted *g)
 	g->rid = 0;
 }
 
-static void	graft_cb(evutil_socket_t, short, void *);
+static void	graft_cb(void *);
 
 static struct missing *
 missing_find(uint64_t rid)
@@ -115,18 +113,19 @@ missing_del(struct missing *x)
 	*x = missing[--nmissing];
 }
 
-/* The graft timer for due_ms, unless it fires sooner already. */
+/*
+ * The graft timer for due_ms, unless it fires sooner already.  A GRAFT
+ * keeps its time (no slack: early would GRAFT copies still on their way,
+ * late would hold a repair), but other timers' slack may join its wake-up.
+ */
 static void
 graft_arm(uint64_t due_ms)
 {
-	struct timeval tv;
+	uint64_t armed;
 
-	if (event_pending(graft_ev, EV_TIMEOUT, NULL) &&
-	    graft_armed_ms <= due_ms)
+	if (wake_armed(graft_wk, &armed) && armed <= due_ms)
 		return;
-	graft_armed_ms = due_ms;
-	tv = clock_tv_until_ms(due_ms);
-	event_add(graft_ev, &tv);
+	wake_at(graft_wk, due_ms, 0, 0);
 }
 
 /* One eager copy's lag behind its first announcement. */
@@ -314,13 +313,11 @@ graft_send(uint64_t now)
 }
 
 static void
-graft_cb(evutil_socket_t fd, short ev, void *arg)
+graft_cb(void *arg)
 {
 	uint64_t now = clock_mono_ms(), next = 0;
 	int behind = -1;	/* link_rx_backlog(), asked once a turn */
 
-	(void)fd;
-	(void)ev;
 	(void)arg;
 	for (size_t i = 0; i < nmissing; ) {
 		struct missing *x = &missing[i];
@@ -404,14 +401,16 @@ graft_arrived(uint64_t rid, struct member *from, struct member **has,
 	n = x->nsrc < max ? x->nsrc : max;
 	memcpy(has, x->src, n * sizeof(*has));
 	missing_del(x);
+	if (nmissing == 0)
+		wake_stop(graft_wk);	/* nothing left to wake for */
 	return n;
 }
 
 void
 graft_init(graft_send_fn send)
 {
-	if (graft_ev == NULL)
-		graft_ev = event_new(pd->base, -1, 0, graft_cb, NULL);
+	if (graft_wk == NULL)
+		graft_wk = wake_new("graft", graft_cb, NULL);
 	send_ids = send;
 	nmissing = 0;
 	memset(lags, 0, sizeof(lags));
@@ -426,8 +425,7 @@ graft_init(graft_send_fn send)
 void
 graft_free(void)
 {
-	if (graft_ev != NULL)
-		event_free(graft_ev);
-	graft_ev = NULL;
+	wake_free(graft_wk);
+	graft_wk = NULL;
 	nmissing = 0;
 }

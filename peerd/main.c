@@ -38,12 +38,14 @@
 #include "trace.h"
 #include "version.h"
 #include "view.h"
+#include "wake.h"
 #include "xmalloc.h"
 
 struct peerd *pd;
 
 static struct peerd	 peerd_storage;
-static struct event	*ev_sigterm, *ev_sigint, *ev_sigusr1, *ev_tick;
+static struct event	*ev_sigterm, *ev_sigint, *ev_sigusr1;
+static struct wake	*tick_wk;
 
 enum {
 	OPT_LOG_FILE = 256, OPT_GROUP, OPT_HOLD, OPT_FAULT_SEED, OPT_VERSION,
@@ -283,35 +285,30 @@ sig_cb(evutil_socket_t sig, short ev, void *arg)
  * peer with a full view so wakes for its pings, its shuffle and swap and
  * its periodic repair (every --gossip-ms, backing off to --repair-max-ms),
  * where it woke every --tick-ms whatever was due; the heap's trim rides
- * on those runs (heap.c).  docs/protocol.md, "What runs when".
+ * on those runs (heap.c).  The tick may run up to a quarter of --tick-ms
+ * late (wake.c): in a wake-up that happens in that time anyway (a frame,
+ * an IHAVE flush), so it seldom wakes the peer alone while frames flow.
+ * docs/protocol.md, "What runs when".
  */
-static uint64_t	 tick_at_ms;	/* when the armed tick is due; 0: none */
+#define TICK_LATE_MS()	(pd->conf.tick_ms / 4)
 
 /* Run the tick by at_ms (monotonic) if it is not due sooner. */
 static void
 tick_wake(uint64_t at_ms)
 {
-	uint64_t now = clock_mono_ms(), ms;
-	struct timeval tv;
+	uint64_t armed;
 
-	if (ev_tick == NULL || (tick_at_ms != 0 && tick_at_ms <= at_ms))
+	if (tick_wk == NULL || (wake_armed(tick_wk, &armed) && armed <= at_ms))
 		return;
-	tick_at_ms = at_ms;
-	ms = at_ms > now ? at_ms - now : 0;
-	tv.tv_sec = (time_t)(ms / 1000);
-	tv.tv_usec = (suseconds_t)(ms % 1000) * 1000;
-	event_add(ev_tick, &tv);
+	wake_at(tick_wk, at_ms, 0, TICK_LATE_MS());
 }
 
 static void
-tick_cb(evutil_socket_t fd, short ev, void *arg)
+tick_cb(void *arg)
 {
 	uint64_t now = clock_mono_ms(), next, due;
 
-	(void)fd;
-	(void)ev;
 	(void)arg;
-	tick_at_ms = 0;
 	pd_count(tick_runs);
 	next = link_tick();
 	due = view_tick();
@@ -386,7 +383,8 @@ main(int argc, char **argv)
 	    sizeof(pd->listen_addr)) == -1)
 		fatalx("cannot listen on %s", pd->conf.listen);
 	view_init();
-	ev_tick = evtimer_new(pd->base, tick_cb, NULL);
+	if ((tick_wk = wake_new("tick", tick_cb, NULL)) == NULL)
+		fatalx("no timer for the tick");
 	tick_wake(clock_mono_ms() + pd->conf.tick_ms);
 	link_observe(tick_link);
 	link_tick_wake(tick_wake);
@@ -424,11 +422,18 @@ main(int argc, char **argv)
 			log_warnx("seed \"%s\" is not host:port",
 			    pd->conf.seeds[i]);
 
-	event_base_dispatch(pd->base);
+	/*
+	 * One loop turn at a time: after each, the timers whose slack lets
+	 * them run now do, in this wake-up (wake.c), not in one of their own.
+	 */
+	while (event_base_loop(pd->base, EVLOOP_ONCE) == 0 &&
+	    !event_base_got_exit(pd->base) && !event_base_got_break(pd->base))
+		wake_serve();
 
 	peerd_write_trace();
 	swarm_free();
-	event_free(ev_tick);
+	wake_free(tick_wk);
+	tick_wk = NULL;
 	link_shutdown();
 	view_free();
 	member_free_all();

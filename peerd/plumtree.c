@@ -30,9 +30,10 @@
 #include "stats.h"
 #include "trace.h"
 #include "view.h"
+#include "wake.h"
 #include "xmalloc.h"
 
-static struct event	*eager_ev, *lazy_ev;
+static struct wake	*eager_wk, *lazy_wk;
 static struct dcbor_buf	 batch;		/* queued records, concatenated */
 static size_t		 batch_n;
 static struct event	*flush_ev;
@@ -130,6 +131,22 @@ ids_put(struct dcbor_buf *b, const uint64_t *ids, size_t n)
  * waiting for m's next IHAVE ride along as the batch's last element (an
  * ihave map), so a link that carries rumors carries no IHAVE frames.
  */
+static void	pt_lazy_arm(void);
+
+/*
+ * m's IHAVE queue (due at due_ms) was emptied without an IHAVE frame: if
+ * the IHAVE timer waited for it, it waits for the next one instead (else
+ * it would wake the peer for nothing).
+ */
+static void
+pt_lazy_gone(uint64_t due_ms)
+{
+	uint64_t armed;
+
+	if (wake_armed(lazy_wk, &armed) && armed == due_ms)
+		pt_lazy_arm();
+}
+
 static void
 pt_flush_member(struct member *m)
 {
@@ -157,6 +174,7 @@ pt_flush_member(struct member *m)
 			pd_count_add(push_ihave_ids, nids);
 			pd_count_add(push_ihave_piggybacked, nids);
 			m->pt_nihave = 0;
+			pt_lazy_gone(m->pt_ihave_due_ms);
 		}
 	}
 	m->pt_last_ms = clock_mono_ms();
@@ -165,22 +183,20 @@ pt_flush_member(struct member *m)
 	m->pt_due_ms = 0;
 }
 
-/* (Re)arm ev for the earliest of the members' due times (field at off). */
-static void
-pt_arm(struct event *ev, uint64_t due_ms)
-{
-	struct timeval tv = clock_tv_until_ms(due_ms);
+/*
+ * An IHAVE may leave up to a quarter of --lazy-ms before it is due: in a
+ * wake-up that happens anyway (a frame handled, another timer), or with
+ * another link's IHAVE that is due, so a peer with k lazy links whose
+ * first ids came at different times wakes once per lazy window, not k
+ * times (docs/protocol.md section 7).  The eager batch keeps its time.
+ */
+#define PT_IHAVE_EARLY_MS()	(pd->conf.lazy_ms / 4)
 
-	event_add(ev, &tv);
-}
-
 static void
-pt_eager_cb(evutil_socket_t fd, short ev, void *arg)
+pt_eager_cb(void *arg)
 {
 	uint64_t now = clock_mono_ms(), next = 0;
 
-	(void)fd;
-	(void)ev;
 	(void)arg;
 	for (size_t i = 0; i < member_count(); i++) {
 		struct member *m = member_at(i);
@@ -193,7 +209,7 @@ pt_eager_cb(evutil_socket_t fd, short ev, void *arg)
 			next = m->pt_due_ms;
 	}
 	if (next != 0)
-		pt_arm(eager_ev, next);
+		wake_at(eager_wk, next, 0, 0);
 }
 
 /*
@@ -216,8 +232,8 @@ pt_eager(struct member *m, const uint8_t *map, size_t len)
 		return;
 	due = m->pt_last_ms + pd->conf.batch_ms;
 	m->pt_due_ms = due > now ? due : now;
-	if (!event_pending(eager_ev, EV_TIMEOUT, NULL) || m->pt_due_ms <= now)
-		pt_arm(eager_ev, m->pt_due_ms);
+	if (!wake_armed(eager_wk, &due) || m->pt_due_ms < due)
+		wake_at(eager_wk, m->pt_due_ms, 0, 0);
 }
 
 /* An IHAVE or GRAFT body, {"ids": [...]}, to m. 0, or -1 (no link). */
@@ -247,27 +263,42 @@ pt_lazy_flush(struct member *m)
 	m->pt_nihave = 0;
 }
 
-/* The IHAVEs that are due leave; the timer waits for the next one. */
+/* The IHAVE timer for the earliest IHAVE queued (none: disarmed). */
 static void
-pt_lazy_cb(evutil_socket_t fd, short ev, void *arg)
+pt_lazy_arm(void)
 {
-	uint64_t now = clock_mono_ms(), next = 0;
+	uint64_t next = 0;
 
-	(void)fd;
-	(void)ev;
+	for (size_t i = 0; i < member_count(); i++) {
+		const struct member *m = member_at(i);
+
+		if (m->pt_nihave != 0 &&
+		    (next == 0 || m->pt_ihave_due_ms < next))
+			next = m->pt_ihave_due_ms;
+	}
+	if (next != 0)
+		wake_at(lazy_wk, next, PT_IHAVE_EARLY_MS(), 0);
+	else
+		wake_stop(lazy_wk);
+}
+
+/*
+ * The IHAVEs due within their slack leave, together; the timer waits for
+ * the next one.
+ */
+static void
+pt_lazy_cb(void *arg)
+{
+	uint64_t until = clock_mono_ms() + PT_IHAVE_EARLY_MS();
+
 	(void)arg;
 	for (size_t i = 0; i < member_count(); i++) {
 		struct member *m = member_at(i);
 
-		if (m->pt_nihave == 0)
-			continue;
-		if (m->pt_ihave_due_ms <= now)
+		if (m->pt_nihave != 0 && m->pt_ihave_due_ms <= until)
 			pt_lazy_flush(m);
-		else if (next == 0 || m->pt_ihave_due_ms < next)
-			next = m->pt_ihave_due_ms;
 	}
-	if (next != 0)
-		pt_arm(lazy_ev, next);
+	pt_lazy_arm();
 }
 
 /*
@@ -283,8 +314,9 @@ pt_ihave(struct member *m, uint64_t rid)
 		pt_lazy_flush(m);
 	if (m->pt_nihave++ == 0) {
 		m->pt_ihave_due_ms = clock_mono_ms() + pd->conf.lazy_ms;
-		if (!event_pending(lazy_ev, EV_TIMEOUT, NULL))
-			pt_arm(lazy_ev, m->pt_ihave_due_ms);
+		if (!wake_armed(lazy_wk, NULL))
+			wake_at(lazy_wk, m->pt_ihave_due_ms,
+			    PT_IHAVE_EARLY_MS(), 0);
 	}
 	m->pt_ihave[m->pt_nihave - 1] = rid;
 }
@@ -300,6 +332,8 @@ pt_ihave_drop(struct member *m, uint64_t rid)
 		if (m->pt_ihave[i] == rid) {
 			m->pt_ihave[i] = m->pt_ihave[--m->pt_nihave];
 			pd_count(push_ihave_unsent);
+			if (m->pt_nihave == 0)
+				pt_lazy_gone(m->pt_ihave_due_ms);
 			return;
 		}
 }
@@ -837,7 +871,10 @@ plumtree_link(struct member *m, bool up)
 	m->pt_due_ms = 0;
 	free(m->pt_ihave);
 	m->pt_ihave = NULL;
-	m->pt_nihave = 0;
+	if (m->pt_nihave != 0) {
+		m->pt_nihave = 0;
+		pt_lazy_gone(m->pt_ihave_due_ms);
+	}
 }
 
 int
@@ -866,8 +903,8 @@ plumtree_init(void)
 	dcbor_buf_init(&batch);
 	batch_n = 0;
 	flush_ev = event_new(pd->base, -1, 0, pt_flush, NULL);
-	eager_ev = event_new(pd->base, -1, 0, pt_eager_cb, NULL);
-	lazy_ev = event_new(pd->base, -1, 0, pt_lazy_cb, NULL);
+	eager_wk = wake_new("eager", pt_eager_cb, NULL);
+	lazy_wk = wake_new("ihave", pt_lazy_cb, NULL);
 	memset(origins, 0, sizeof(origins));
 	graft_init(send_ids);
 	view_set_drop_cost(plumtree_link_cost);
@@ -879,11 +916,10 @@ plumtree_free(void)
 	dcbor_buf_free(&batch);
 	if (flush_ev != NULL)
 		event_free(flush_ev);
-	if (eager_ev != NULL)
-		event_free(eager_ev);
-	if (lazy_ev != NULL)
-		event_free(lazy_ev);
-	flush_ev = eager_ev = lazy_ev = NULL;
+	wake_free(eager_wk);
+	wake_free(lazy_wk);
+	flush_ev = NULL;
+	eager_wk = lazy_wk = NULL;
 	graft_free();
 	rumorset_reset();
 }

@@ -1039,6 +1039,58 @@ START_TEST(a_held_record_in_a_new_rumor_is_not_parsed)
 }
 END_TEST
 
+/*
+ * IHAVEs that fall due for several links within a quarter of --lazy-ms
+ * leave in one timer callback, not one wake-up each.  Here a's first id
+ * (rumor 0xd003; c announced it, so c is not told) is queued 60 ms before
+ * c's (rumor 0xd005, to both): when a's IHAVE leaves, c's has left with
+ * it, 60 ms before it was due.  On code with no slack c's IHAVE waits for
+ * a timer of its own, and is not there when a's is.
+ */
+START_TEST(ihaves_due_together_leave_in_one_wakeup)
+{
+	struct timespec ts = { 0, 1000000 };
+	uint64_t r3 = rid_of(0xd003), r5 = rid_of(0xd005), end;
+	struct dcbor_buf buf;
+	bool has;
+
+	pd->conf.lazy_ms = 400;		/* a slack of 100 ms */
+	/* X's tree held, then a and c pruned us: both edges lazy. */
+	rumor_from(&buf, 0xd001, ORIGIN_X);
+	recv_kind(b, FRAME_RUMOR, &buf);
+	run_for(5);
+	prune(&buf, ORIGIN_X);
+	recv_kind(a, FRAME_PRUNE, &buf);
+	prune(&buf, ORIGIN_X);
+	recv_kind(c, FRAME_PRUNE, &buf);
+	fake_link_clear();
+	ids(&buf, r3);
+	recv_kind(c, FRAME_IHAVE, &buf);
+	rumor_from(&buf, 0xd003, ORIGIN_X);	/* its id to a only */
+	recv_kind(b, FRAME_RUMOR, &buf);
+	run_for(60);
+	rumor_from(&buf, 0xd005, ORIGIN_X);	/* its id to a and c */
+	recv_kind(b, FRAME_RUMOR, &buf);
+	ck_assert_uint_eq(sent_to(c, FRAME_IHAVE, r5, &has), 0);
+	/* The loop runs until a's IHAVE leaves (bounded, not timed). */
+	end = clock_mono_ms() + 10u * pd->conf.lazy_ms;
+	while (sent_to(a, FRAME_IHAVE, r3, &has) == 0 &&
+	    clock_mono_ms() < end) {
+		event_base_loop(pd->base, EVLOOP_NONBLOCK);
+		nanosleep(&ts, NULL);
+	}
+	ck_assert_uint_eq(sent_to(a, FRAME_IHAVE, r3, &has), 1);
+	ck_assert(has);
+	ck_assert_uint_eq(sent_to(a, FRAME_IHAVE, r5, &has), 1);
+	ck_assert(has);
+	ck_assert_uint_eq(sent_to(c, FRAME_IHAVE, r5, &has), 1);
+	ck_assert(has);
+	ck_assert_uint_eq(sent_to(c, FRAME_IHAVE, r3, &has), 1);
+	ck_assert(!has);
+	ck_assert_uint_eq(pd_metrics.push_ihave_frames, 2);
+}
+END_TEST
+
 static Suite *
 plumtree_suite(void)
 {
@@ -1058,6 +1110,7 @@ plumtree_suite(void)
 	tcase_add_test(tc, due_ids_leave_in_one_graft);
 	tcase_add_test(tc, ids_at_the_end_of_a_batch);
 	tcase_add_test(tc, ids_wait_from_their_own_queueing);
+	tcase_add_test(tc, ihaves_due_together_leave_in_one_wakeup);
 	tcase_add_test(tc, no_ihave_to_a_link_that_has_the_id);
 	tcase_add_test(tc, batched_rumors_and_bounds);
 	tcase_add_test(tc, a_held_record_in_a_new_rumor_is_not_parsed);
