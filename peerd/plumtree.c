@@ -184,11 +184,14 @@ pt_flush_member(struct member *m)
 }
 
 /*
- * An IHAVE may leave up to a quarter of --lazy-ms before it is due: in a
- * wake-up that happens anyway (a frame handled, another timer), or with
- * another link's IHAVE that is due, so a peer with k lazy links whose
- * first ids came at different times wakes once per lazy window, not k
- * times (docs/protocol.md section 7).  The eager batch keeps its time.
+ * An IHAVE leaves at the first wake-up from --lazy-ms after its first id
+ * on, and may leave up to a quarter of --lazy-ms before that in a wake-up
+ * of the timers' own (another link's IHAVE, the tick): a peer with k lazy
+ * links whose first ids came at different times so wakes once per lazy
+ * window, not k times.  A wake-up for a frame pulls none early (frames
+ * come often; an early IHAVE there only shortens the window, and more
+ * IHAVE frames leave).  docs/protocol.md section 7.  The eager batch
+ * keeps its time.
  */
 #define PT_IHAVE_EARLY_MS()	(pd->conf.lazy_ms / 4)
 
@@ -289,7 +292,8 @@ pt_lazy_arm(void)
 static void
 pt_lazy_cb(void *arg)
 {
-	uint64_t until = clock_mono_ms() + PT_IHAVE_EARLY_MS();
+	uint64_t until = clock_mono_ms() + (wake_fired() ?
+	    PT_IHAVE_EARLY_MS() : 0);
 
 	(void)arg;
 	for (size_t i = 0; i < member_count(); i++) {

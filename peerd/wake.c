@@ -6,13 +6,17 @@
  * daemon's tick) each woke it on their own, for work that could have gone
  * in a wake-up that was happening anyway.
  *
- * Each timer has a window [due - early, due + late].  One libevent timer
- * is armed for the earliest window's end; when it fires, and after every
- * loop turn (main.c: a frame, a control line or a signal woke the loop),
- * every timer whose window has opened runs.  A timer with no slack runs
- * at its due time exactly as a plain event would (but for others' slack
- * pulling them into its wake-up).  Which slack each class may take is the
- * module's, written where its rule is (docs/protocol.md sections 4 and 7).
+ * Each timer has a due time, an early and a late slack.  One libevent
+ * timer is armed for the earliest due + late.  After every loop turn
+ * (main.c: a frame, a control line or a signal woke the loop) the timers
+ * that are due run; when the shared timer fires (the peer would have
+ * slept on), those due within their early slack run too.  Early work is
+ * pulled only into a wake-up of the timers' own: a loop woken by frames
+ * is woken again soon, and work pulled early there would only shorten its
+ * period (an IHAVE's window: more IHAVE frames).  A timer with no slack
+ * runs at its due time as a plain event would.  Which slack each class
+ * may take is the module's, written where its rule is (docs/protocol.md
+ * sections 4 and 7).
  */
 #include <string.h>
 
@@ -40,6 +44,7 @@ static size_t		 nused;
 static struct event	*wake_ev;
 static uint64_t		 wake_ev_ms;	/* wake_ev fires then; 0: not armed */
 static bool		 serving;
+static bool		 fired;		/* this serve is the timer's own */
 
 static void
 wake_cb(evutil_socket_t fd, short what, void *arg)
@@ -49,7 +54,9 @@ wake_cb(evutil_socket_t fd, short what, void *arg)
 	(void)arg;
 	wake_ev_ms = 0;
 	pd_count(wake_timer_runs);
+	fired = true;
 	wake_serve();
+	fired = false;
 }
 
 /* wake_ev for the earliest window's end (none armed: not at all). */
@@ -146,6 +153,12 @@ wake_stop(struct wake *w)
 }
 
 bool
+wake_fired(void)
+{
+	return fired;
+}
+
+bool
 wake_armed(const struct wake *w, uint64_t *due_ms)
 {
 	if (w == NULL || !w->armed)
@@ -178,7 +191,8 @@ wake_serve(void)
 		for (size_t i = 0; i < WAKE_MAX; i++) {
 			struct wake *w = &wakes[i];
 
-			if (!used[i] || !w->armed || w->lo_ms > now || again[i])
+			if (!used[i] || !w->armed || again[i] ||
+			    (fired ? w->lo_ms : w->due_ms) > now)
 				continue;
 			w->armed = false;
 			again[i] = true;

@@ -22,7 +22,8 @@ struct wake	*wake_new(const char *name, wake_fn fn, void *arg);
 void		 wake_free(struct wake *w);
 /*
  * Arm (or re-arm) w for due_ms (monotonic): it runs at the first wake-up
- * from due_ms - early_ms on, and by due_ms + late_ms at the latest.
+ * from due_ms on, by due_ms + late_ms at the latest, and as early as
+ * due_ms - early_ms in a wake-up that the timers themselves caused.
  */
 void		 wake_at(struct wake *w, uint64_t due_ms, uint32_t early_ms,
 		    uint32_t late_ms);
@@ -30,6 +31,8 @@ void		 wake_at(struct wake *w, uint64_t due_ms, uint32_t early_ms,
 void		 wake_stop(struct wake *w);
 /* Whether w is armed; if so *due_ms is its due time (may be NULL). */
 bool		 wake_armed(const struct wake *w, uint64_t *due_ms);
+/* Whether the serve under way is the shared timer's own wake-up. */
+bool		 wake_fired(void);
 /*
  * Run every armed timer whose window has opened (each once, disarmed
  * before its fn runs).  The loop calls it after every turn; the timers'

@@ -2,9 +2,10 @@
  * test_wake.c: the daemon's timers with slack (peerd/wake.c), on
  * fake_clock.h's time.  wake_serve is what the loop calls after every
  * turn and what the shared timer calls when it fires; the test calls it
- * by hand at the times it sets.  What it shows: timers whose windows are
- * open run in one serve (a tick due now and an IHAVE due within its early
- * slack); a timer with late slack runs at a later serve inside its window
+ * by hand at the times it sets (and lets the shared timer fire once).
+ * What it shows: a loop turn runs what is due and nothing early; the
+ * timer's own wake-up runs what is due and what is due within its early
+ * slack (a tick and an IHAVE, in one wake-up); a timer with late slack runs at a later serve inside its window
  * and never before its due time; a stopped or re-armed timer does not run
  * at its old time; a timer that re-arms itself for a window still open
  * runs once a serve (no spin), and one it arms is served in the same
@@ -86,6 +87,7 @@ START_TEST(open_windows_run_in_one_serve)
 {
 	uint64_t due;
 
+	/* A loop turn (a frame woke the peer): what is due, nothing early. */
 	wake_at(tick, t0() + 1000, 0, 250);
 	wake_at(ihave, t0() + 1100, 100, 0);
 	fake_clock_to_ms(t0() + 999);
@@ -96,12 +98,29 @@ START_TEST(open_windows_run_in_one_serve)
 	fake_clock_to_ms(t0() + 1000);
 	wake_serve();
 	ck_assert_uint_eq(ran_tick, 1);
-	ck_assert_uint_eq(ran_ihave, 1);		/* 100 ms early */
+	ck_assert_uint_eq(ran_ihave, 0);
+	ck_assert(!wake_fired());
+	fake_clock_to_ms(t0() + 1100);
+	wake_serve();
+	ck_assert_uint_eq(ran_ihave, 1);
+	ck_assert_uint_eq(pd_metrics.wake_early, 0);
+	/*
+	 * The shared timer's own wake-up (5 ms on, real time as well as
+	 * fake): the tick due then, and the IHAVE due within its early slack
+	 * with it.
+	 */
+	wake_at(tick, t0() + 1105, 0, 0);
+	wake_at(ihave, t0() + 1160, 100, 0);
+	fake_clock_to_ms(t0() + 1105);
+	event_base_loop(pd->base, EVLOOP_ONCE);
+	ck_assert_uint_eq(pd_metrics.wake_timer_runs, 1);
+	ck_assert_uint_eq(ran_tick, 2);
+	ck_assert_uint_eq(ran_ihave, 2);		/* 55 ms early */
 	ck_assert_uint_eq(pd_metrics.wake_early, 1);
 	ck_assert(!wake_armed(tick, NULL));
 	ck_assert(!wake_armed(ihave, NULL));
 	wake_serve();
-	ck_assert_uint_eq(ran_tick + ran_ihave, 2);	/* each ran once */
+	ck_assert_uint_eq(ran_tick + ran_ihave, 4);	/* each ran once */
 }
 END_TEST
 
