@@ -184,16 +184,20 @@ pt_flush_member(struct member *m)
 }
 
 /*
- * An IHAVE leaves at the first wake-up from --lazy-ms after its first id
- * on, and may leave up to a quarter of --lazy-ms before that in a wake-up
- * of the timers' own (another link's IHAVE, the tick): a peer with k lazy
- * links whose first ids came at different times so wakes once per lazy
- * window, not k times.  A wake-up for a frame pulls none early (frames
- * come often; an early IHAVE there only shortens the window, and more
- * IHAVE frames leave).  docs/protocol.md section 7.  The eager batch
- * keeps its time.
+ * An IHAVE is due --lazy-ms after its first id.  It leaves at the first
+ * wake-up from then on, within PT_IHAVE_LATE_MS (a quarter of --lazy-ms
+ * or of --graft-ms, whichever is less: a repair is held a quarter of its
+ * own wait at most), so while frames flow it rides their wake-ups; and up
+ * to a quarter of --lazy-ms early in a wake-up of the timers' own
+ * (another link's IHAVE, the tick), so a peer whose lazy links' first ids
+ * came at different times wakes once for them, not once a link.  A
+ * wake-up for a frame pulls none early: frames come often, and early
+ * IHAVEs there only shorten each link's window (more IHAVE frames).
+ * docs/protocol.md section 7.  The eager batch keeps its time.
  */
 #define PT_IHAVE_EARLY_MS()	(pd->conf.lazy_ms / 4)
+#define PT_IHAVE_LATE_MS()	((pd->conf.lazy_ms < pd->conf.graft_ms ? \
+	pd->conf.lazy_ms : pd->conf.graft_ms) / 4)
 
 static void
 pt_eager_cb(void *arg)
@@ -280,7 +284,8 @@ pt_lazy_arm(void)
 			next = m->pt_ihave_due_ms;
 	}
 	if (next != 0)
-		wake_at(lazy_wk, next, PT_IHAVE_EARLY_MS(), 0);
+		wake_at(lazy_wk, next, PT_IHAVE_EARLY_MS(),
+		    PT_IHAVE_LATE_MS());
 	else
 		wake_stop(lazy_wk);
 }
@@ -320,7 +325,7 @@ pt_ihave(struct member *m, uint64_t rid)
 		m->pt_ihave_due_ms = clock_mono_ms() + pd->conf.lazy_ms;
 		if (!wake_armed(lazy_wk, NULL))
 			wake_at(lazy_wk, m->pt_ihave_due_ms,
-			    PT_IHAVE_EARLY_MS(), 0);
+			    PT_IHAVE_EARLY_MS(), PT_IHAVE_LATE_MS());
 	}
 	m->pt_ihave[m->pt_nihave - 1] = rid;
 }
