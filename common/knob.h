@@ -61,7 +61,7 @@
 	X("swap-ms", swap_ms, U32, 100, 3600000, 60000, \
 	    "ms between two swaps of an active link for a passive peer") \
 	X("lazy-ms", lazy_ms, U32, 1, 60000, 250, \
-	    "ms an id waits for its IHAVE on a lazy link (give or take a quarter)") \
+	    "ms an id waits for its IHAVE on a lazy link, +-25%") \
 	X("batch-ms", batch_ms, U32, 0, 10000, 0, \
 	    "ms rumors for one link may wait to share a frame") \
 	X("graft-ms", graft_ms, U32, 10, 60000, 500, \
