@@ -137,7 +137,7 @@ wake_at(struct wake *w, uint64_t due_ms, uint32_t early_ms, uint32_t late_ms)
 	w->armed = true;
 	w->due_ms = due_ms;
 	w->lo_ms = due_ms > early_ms ? due_ms - early_ms : 0;
-	w->hi_ms = due_ms + late_ms;
+	w->hi_ms = due_ms + late_ms < due_ms ? UINT64_MAX : due_ms + late_ms;
 	if (w->hi_ms == 0)
 		w->hi_ms = 1;	/* 0 means "not armed" to wake_sched */
 	wake_sched();
