@@ -136,10 +136,10 @@ $(O)/orchestrate: $(O)/obj/orchestrator/main.o $(VERSION_OBJ) $(LIBORCH) $(LIBCO
 $(O)/peerctl: $(O)/obj/orchestrator/peerctl.o $(VERSION_OBJ) $(LIBCOMMON)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
 
-$(TCPSTREAM): $(O)/obj/bench/tcpstream/tcpstream.o $(VERSION_OBJ)
+$(TCPSTREAM): $(O)/obj/bench/tcpstream/tcpstream.o $(O)/obj/bench/loopback/loopback.o $(VERSION_OBJ)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^
 
-$(WAKEUP): $(O)/obj/bench/wakeup/wakeup.o $(VERSION_OBJ)
+$(WAKEUP): $(O)/obj/bench/wakeup/wakeup.o $(O)/obj/bench/loopback/loopback.o $(VERSION_OBJ)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^
 
 $(O)/bench: $(BENCH_OBJ) $(VERSION_OBJ) $(LIBCOMMON)

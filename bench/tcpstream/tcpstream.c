@@ -30,6 +30,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../loopback/loopback.h"
 #include "version.h"
 
 static const struct option longopts[] = {
@@ -90,28 +91,29 @@ now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* What the child writes: n bytes, bufsz at a time. */
+struct job {
+	uint64_t	 n;
+	size_t		 bufsz;
+};
+
 static int
-writer(uint16_t port, uint64_t n, size_t bufsz)
+writer(uint16_t port, void *arg)
 {
-	struct sockaddr_in sin;
-	char *buf = malloc(bufsz);
-	int fd, one = 1;
+	const struct job *job = arg;
+	uint64_t n = job->n;
+	char *buf = malloc(job->bufsz);
+	int fd;
 
 	if (buf == NULL)
 		return 1;
-	memset(buf, 0xa5, bufsz);
-	memset(&sin, 0, sizeof(sin));
-	sin.sin_family = AF_INET;
-	sin.sin_port = htons(port);
-	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if ((fd = socket(AF_INET, SOCK_STREAM, 0)) == -1 ||
-	    connect(fd, (struct sockaddr *)&sin, sizeof(sin)) == -1) {
+	memset(buf, 0xa5, job->bufsz);
+	if ((fd = loopback_connect(port)) == -1) {
 		perror("tcpstream: connect");
 		return 1;
 	}
-	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	while (n > 0) {
-		size_t k = n < bufsz ? (size_t)n : bufsz;
+		size_t k = n < job->bufsz ? (size_t)n : job->bufsz;
 		ssize_t w = write(fd, buf, k);
 
 		if (w == -1 && errno == EINTR)
@@ -132,11 +134,10 @@ main(int argc, char **argv)
 {
 	uint64_t n = 256ull << 20, got = 0;
 	size_t bufsz = 256u << 10;
-	struct sockaddr_in sin;
-	socklen_t slen = sizeof(sin);
+	struct job job;
 	double t0, t1;
 	char *buf;
-	int ch, lfd, fd, status;
+	int ch, fd, status;
 	pid_t pid;
 
 	while ((ch = getopt_long(argc, argv, "n:b:h", longopts, NULL)) != -1) {
@@ -152,28 +153,10 @@ main(int argc, char **argv)
 		usage();
 	if ((buf = malloc(bufsz)) == NULL)
 		return 1;
-	memset(&sin, 0, sizeof(sin));
-	sin.sin_family = AF_INET;
-	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if ((lfd = socket(AF_INET, SOCK_STREAM, 0)) == -1 ||
-	    bind(lfd, (struct sockaddr *)&sin, sizeof(sin)) == -1 ||
-	    listen(lfd, 1) == -1 ||
-	    getsockname(lfd, (struct sockaddr *)&sin, &slen) == -1) {
-		perror("tcpstream: listen");
+	job.n = n;
+	job.bufsz = bufsz;
+	if ((fd = loopback_pair("tcpstream", writer, &job, &pid)) == -1)
 		return 1;
-	}
-	if ((pid = fork()) == -1) {
-		perror("tcpstream: fork");
-		return 1;
-	}
-	if (pid == 0) {
-		close(lfd);
-		_exit(writer(ntohs(sin.sin_port), n, bufsz));
-	}
-	if ((fd = accept(lfd, NULL, NULL)) == -1) {
-		perror("tcpstream: accept");
-		return 1;
-	}
 	t0 = now_s();
 	while (got < n) {
 		ssize_t r = read(fd, buf, bufsz);
@@ -190,7 +173,6 @@ main(int argc, char **argv)
 	}
 	t1 = now_s();
 	close(fd);
-	close(lfd);
 	free(buf);
 	if (waitpid(pid, &status, 0) == -1 || !WIFEXITED(status) ||
 	    WEXITSTATUS(status) != 0) {

@@ -41,6 +41,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../loopback/loopback.h"
 #include "version.h"
 
 static const struct option longopts[] = {
@@ -103,29 +104,12 @@ self_usage(double *cpu_s, long *sleeps)
 	*sleeps = ru.ru_nvcsw;
 }
 
-static int
-tcp_connect(uint16_t port)
-{
-	struct sockaddr_in sin;
-	int fd, one = 1;
-
-	memset(&sin, 0, sizeof(sin));
-	sin.sin_family = AF_INET;
-	sin.sin_port = htons(port);
-	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if ((fd = socket(AF_INET, SOCK_STREAM, 0)) == -1 ||
-	    connect(fd, (struct sockaddr *)&sin, sizeof(sin)) == -1)
-		return -1;
-	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	return fd;
-}
-
 /*
  * The process measured: echo every byte but 'p', which ends a phase and is
  * answered with "CPU_S SLEEPS\n" for it.  Returns at the end of the stream.
  */
 static int
-echoer(uint16_t port)
+echoer(uint16_t port, void *arg)
 {
 	struct epoll_event ev = { .events = EPOLLIN };
 	double c0, c1;
@@ -133,7 +117,8 @@ echoer(uint16_t port)
 	char buf[256], line[64];
 	int fd, ep;
 
-	if ((fd = tcp_connect(port)) == -1 ||
+	(void)arg;
+	if ((fd = loopback_connect(port)) == -1 ||
 	    (ep = epoll_create1(0)) == -1 ||
 	    epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) == -1) {
 		perror("wakeup: child");
@@ -227,9 +212,7 @@ main(int argc, char **argv)
 {
 	long rounds = 300, gap_ms = 10, hot = 20000, s_idle, s_hot, s_warm;
 	double c_idle, c_hot, c_warm;
-	struct sockaddr_in sin;
-	socklen_t slen = sizeof(sin);
-	int ch, lfd, fd, status;
+	int ch, fd, status;
 	pid_t pid;
 
 	while ((ch = getopt_long(argc, argv, "n:g:m:h", longopts, NULL)) != -1) {
@@ -244,33 +227,8 @@ main(int argc, char **argv)
 	}
 	if (optind != argc)
 		usage();
-	memset(&sin, 0, sizeof(sin));
-	sin.sin_family = AF_INET;
-	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if ((lfd = socket(AF_INET, SOCK_STREAM, 0)) == -1 ||
-	    bind(lfd, (struct sockaddr *)&sin, sizeof(sin)) == -1 ||
-	    listen(lfd, 1) == -1 ||
-	    getsockname(lfd, (struct sockaddr *)&sin, &slen) == -1) {
-		perror("wakeup: listen");
+	if ((fd = loopback_pair("wakeup", echoer, NULL, &pid)) == -1)
 		return 1;
-	}
-	if ((pid = fork()) == -1) {
-		perror("wakeup: fork");
-		return 1;
-	}
-	if (pid == 0) {
-		close(lfd);
-		_exit(echoer(ntohs(sin.sin_port)));
-	}
-	if ((fd = accept(lfd, NULL, NULL)) == -1) {
-		perror("wakeup: accept");
-		return 1;
-	}
-	{
-		int one = 1;
-
-		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	}
 	/* A warm-up phase first (start-up costs), then the two measured. */
 	if (phase(fd, 100, 0, &c_warm, &s_warm) == -1 ||
 	    phase(fd, rounds, gap_ms, &c_idle, &s_idle) == -1 ||
@@ -279,7 +237,6 @@ main(int argc, char **argv)
 		return 1;
 	}
 	close(fd);
-	close(lfd);
 	if (waitpid(pid, &status, 0) == -1 || !WIFEXITED(status) ||
 	    WEXITSTATUS(status) != 0) {
 		fprintf(stderr, "wakeup: the child failed\n");
