@@ -109,9 +109,10 @@ watch_round_ms(int npeers, int opt_ms)
  * stall check: no step ended and no activity (frames, writes, takes) moved
  * for --stall-s.  A sample round is that round's call, so a peer gets one
  * call a round, never a sample and a hello.  Each answer costs a peer a
- * wake-up and a reply: at 1,000 peers one a second was about a twelfth of
- * the fleet's wake-ups in a write window, so the round grows with the
- * fleet (the engine measures the fabric, and should weigh on it little).
+ * wake-up and a reply: at 1,000 peers at rest one a second was about a
+ * third of a peer's wake-ups (2.81 a second, 2.18 with a 5 s round), so
+ * the round grows with the fleet (the engine measures the fabric, and
+ * should weigh on it little).
  */
 void
 watch_tick(evutil_socket_t fd, short what, void *arg)

@@ -1,7 +1,8 @@
 /*
  * wake.c: the daemon's timers with slack, as Linux's timer slack does for
  * a process's sleeps.  On this host a process woken from sleep costs
- * ~50-130 us of CPU (BENCHMARKS.md, "Wake-ups, ninth session"), and a
+ * ~20-40 us of CPU bare and ~75-160 us for a peer with the work around
+ * it (build/wakeup; BENCHMARKS.md, "Wake-ups, ninth session"), and a
  * peer's timers (the IHAVE flush, the eager batch, the GRAFT wait, the
  * daemon's tick) each woke it on their own, for work that could have gone
  * in a wake-up that was happening anyway.
