@@ -449,13 +449,38 @@ END_TEST
 #define GRID_MS		10
 #define SLACK_US	250	/* take.c's GRID_SLACK_US */
 
-/* The grid instant at or after us + SETTLE_MS. */
+/* The grid instant at or after us + the settle window. */
 static uint64_t
 grid_due_us(uint64_t us)
 {
-	uint64_t due = us + SETTLE_MS * 1000, g = GRID_MS * 1000;
+	uint64_t due = us + (uint64_t)pd->conf.settle_ms * 1000;
+	uint64_t g = GRID_MS * 1000;
 
 	return (due + g - 1) / g * g;
+}
+
+/* Wait (bounded) until the clock is lo_us to hi_us past a grid instant. */
+static void
+wait_grid_phase(uint64_t lo_us, uint64_t hi_us)
+{
+	struct timespec ts = { 0, 100000 };
+	uint64_t end = clock_mono_ms() + 5000;
+
+	while (((clock_mono_us() % (GRID_MS * 1000)) < lo_us ||
+	    (clock_mono_us() % (GRID_MS * 1000)) > hi_us) &&
+	    clock_mono_ms() < end)
+		nanosleep(&ts, NULL);
+}
+
+/* Wait (bounded) until the clock reads at least us. */
+static void
+wait_clock_us(uint64_t us)
+{
+	struct timespec ts = { 0, 200000 };
+	uint64_t end = clock_mono_ms() + 5000;
+
+	while (clock_mono_us() < us && clock_mono_ms() < end)
+		nanosleep(&ts, NULL);
 }
 
 /* Turn the loop until ndone reaches want; how many passes moved ndone. */
@@ -486,13 +511,10 @@ passes_until_done(unsigned want, unsigned ms, uint64_t *done_us)
  */
 START_TEST(a_turns_claims_settle_on_one_grid_instant)
 {
-	struct timespec ts = { 0, 100000 };
 	uint64_t before_us, left_ms, done_us = 0;
 
 	pd->conf.settle_grid_ms = GRID_MS;
-	while ((clock_mono_us() % (GRID_MS * 1000)) < 500 ||
-	    (clock_mono_us() % (GRID_MS * 1000)) > 1500)
-		nanosleep(&ts, NULL);
+	wait_grid_phase(500, 1500);
 	before_us = clock_mono_us();
 	left_ms = hlc_wall_ms();
 	take_start(template_new("task#v1"), 5000, take_done, NULL);
@@ -512,25 +534,31 @@ END_TEST
  * settle ends to its grid instant, two grid steps past our own at most: a
  * claim made later than that, or stamped in the future, moves nothing.
  * Both our claims wait for the later instant and are still decided in one
- * pass, once every live member has answered.
+ * pass, once every live member has answered.  The window is 1 s here, so
+ * the claims are still settling however slowly the test runs, and the
+ * turn starts 2-4 ms past a grid instant, so ours end 6-8 ms before the
+ * next one: a claim made 15 ms after ours ends one step later, one made
+ * 45 ms after ours four or more.  Nothing is decided until the test turns
+ * the loop again.
  */
 START_TEST(a_near_remote_claim_moves_the_settle_end_two_steps_at_most)
 {
-	struct timespec far = { 0, 31 * 1000000 };
 	struct dcbor_buf r;
 	uint64_t left_us, now_us, near_due, done_us = 0;
 
 	pd->conf.settle_grid_ms = GRID_MS;
+	pd->conf.settle_ms = 1000;
+	wait_grid_phase(2000, 4000);
 	take_start(template_new("task#v1"), 5000, take_done, NULL);
 	take_start(template_new("task#v1"), 5000, take_done, NULL);
 	left_us = clock_mono_us();
 	turn();
 	answer_both(a);
 	answer_both(b);
-	/* 31 ms on (the window is 40): a claim made now ends 3+ steps later. */
-	nanosleep(&far, NULL);
+	/* A claim made 45 ms after ours ends 3+ steps past our end. */
+	wait_clock_us(left_us + 45000);
 	now_us = clock_mono_us();
-	ck_assert_uint_lt(now_us, left_us + SETTLE_MS * 1000);
+	ck_assert_uint_eq(ndone, 0);
 	claim_mono_us = now_us;
 	dcbor_buf_init(&r);
 	claimed_record(&r, 2, &holder_a);
@@ -544,7 +572,7 @@ START_TEST(a_near_remote_claim_moves_the_settle_end_two_steps_at_most)
 	apply(b, &r);
 	dcbor_buf_free(&r);
 	ck_assert_uint_eq(pd_metrics.takes_aligned, 0);
-	/* Made 15 ms after ours: one or two steps later. */
+	/* Made 15 ms after ours: one step later. */
 	claim_mono_us = left_us + 15000;
 	near_due = grid_due_us(claim_mono_us);
 	dcbor_buf_init(&r);
