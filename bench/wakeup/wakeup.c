@@ -182,18 +182,18 @@ read_full(int fd, char *buf, size_t len)
 static int
 phase(int fd, long n, long gap_ms, double *cpu_s, long *sleeps)
 {
-	struct timespec gap = { gap_ms / 1000, (gap_ms % 1000) * 1000000L };
+	const struct timespec gap = { gap_ms / 1000,
+	    (gap_ms % 1000) * 1000000L };
+	struct timespec left;
 	char c, line[64];
 	size_t k = 0;
 
 	for (long i = 0; i < n; i++) {
 		if (write(fd, "x", 1) != 1 || read_full(fd, &c, 1) == -1)
 			return -1;
-		if (gap_ms > 0)
-			while (nanosleep(&gap, &gap) == -1 && errno == EINTR)
-				;
-		gap.tv_sec = gap_ms / 1000;
-		gap.tv_nsec = (gap_ms % 1000) * 1000000L;
+		for (left = gap; gap_ms > 0 && nanosleep(&left, &left) == -1 &&
+		    errno == EINTR; )
+			;
 	}
 	if (write(fd, "p", 1) != 1)
 		return -1;
