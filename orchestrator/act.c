@@ -5,7 +5,7 @@
  * Starting forks each peer as soon as the peers it is seeded with are
  * ready and reads the ready lines on the loop; signals collect a peer's
  * history first; loads run inside the peers and are awaited through
- * bounded control calls on the loop (run_call), so the timers keep running.
+ * bounded control calls on the loop (engine_call), so the timers keep running.
  */
 #include <sys/wait.h>
 
@@ -93,19 +93,19 @@ await_held(struct run *r, struct peer *p)
 	    "  or go on: kill -CONT %d\n"
 	    "  waiting up to %d s ...\n", r->tty ? "\r\033[K" : "", p->name,
 	    (int)pid, (int)pid, (int)pid, r->opts.hold_timeout_s);
-	run_timeline(r, "held", json_pack("{s:i, s:I}", "peer", p->index, "pid",
+	engine_timeline(r, "held", json_pack("{s:i, s:I}", "peer", p->index, "pid",
 	    (json_int_t)pid));
 	until = clock_mono_ms() + (uint64_t)r->opts.hold_timeout_s * 1000u;
 	while (proc_state(pid) == 'T' || proc_state(pid) == 't') {
 		if (clock_mono_ms() >= until)
-			return run_fail(r,
+			return engine_fail(r,
 			    "%s was held and not continued within %d s",
 			    p->name, r->opts.hold_timeout_s);
-		if (run_interrupted)
-			return run_fail(r, "interrupted by a signal");
+		if (engine_interrupted)
+			return engine_fail(r, "interrupted by a signal");
 		nanosleep(&ts, NULL);
 	}
-	run_timeline(r, "continued", json_pack("{s:i}", "peer", p->index));
+	engine_timeline(r, "continued", json_pack("{s:i}", "peer", p->index));
 	p->answered_ms = clock_mono_ms();
 	r->progress_ms = clock_mono_ms();
 	return 0;
@@ -126,7 +126,7 @@ start_prepare(struct run *r, struct peer *p)
 		    (int)(eq - r->opts.wraps[i]), r->opts.wraps[i]);
 		if (run_index_listed(which, p->index) &&
 		    fleet_set_wrap(p, eq + 1) == -1)
-			return run_fail(r, "--wrap %s: cannot parse the prefix",
+			return engine_fail(r, "--wrap %s: cannot parse the prefix",
 			    r->opts.wraps[i]);
 	}
 	return 0;
@@ -146,7 +146,7 @@ start_done(struct run *r, struct peer *p)
 	    p->index, "name", p->name, "pid", (json_int_t)p->pid,
 	    "peerd_pid", (json_int_t)p->peerd_pid, "listen", p->listen,
 	    "peer_id", p->peer_id, "cmdline", line);
-	run_timeline(r, "peer_started", cmd);
+	engine_timeline(r, "peer_started", cmd);
 	free(line);
 	return 0;
 }
@@ -159,7 +159,7 @@ start_peer(struct run *r, struct peer *p, char **seeds, int nseeds)
 	if (start_prepare(r, p) == -1)
 		return -1;
 	if (fleet_start(&r->fleet, p, seeds, nseeds, err, sizeof(err)) == -1)
-		return run_fail(r, "starting %s: %s", p->name, err);
+		return engine_fail(r, "starting %s: %s", p->name, err);
 	return start_done(r, p);
 }
 
@@ -207,7 +207,7 @@ start_seeds(struct run *r, struct start_job *j)
 		    "random"));
 
 		for (json_int_t s = 0; s < k && j->nseeds < 8; s++)
-			j->seeds[j->nseeds++] = (int)(run_rng(r) %
+			j->seeds[j->nseeds++] = (int)(engine_rng(r) %
 			    (uint64_t)j->p->index);
 	} else
 		j->seeds[j->nseeds++] = 0;
@@ -230,7 +230,7 @@ start_spawn(struct run *r, struct start_job *j)
 		return -1;
 	if (fleet_spawn(&r->fleet, j->p, seeds, j->nseeds, j->err,
 	    sizeof(j->err)) == -1)
-		return run_fail(r, "starting %s: %s", j->p->name, j->err);
+		return engine_fail(r, "starting %s: %s", j->p->name, j->err);
 	j->spawned = true;
 	j->ev = event_new(r->base, j->p->ready_fd, EV_READ | EV_PERSIST,
 	    start_ready_cb, j);
@@ -256,15 +256,15 @@ act_start(struct run *r, json_t *step, uint64_t deadline)
 
 	while (r->fleet.npeers < n)
 		if (fleet_add(&r->fleet, NULL) == NULL)
-			return run_fail(r, "too many peers");
+			return engine_fail(r, "too many peers");
 	if (sel == NULL || json_is_null(sel))
 		sel = json_string("all");
 	else
 		json_incref(sel);
-	np = run_select(r, sel, ps, FLEET_MAX_PEERS, false);
+	np = engine_select(r, sel, ps, FLEET_MAX_PEERS, false);
 	json_decref(sel);
 	if (np < 0)
-		return run_fail(r, "start: a peer index out of range");
+		return engine_fail(r, "start: a peer index out of range");
 	jobs = xcalloc((size_t)np + 1, sizeof(*jobs));
 	for (int i = 0; i < np; i++) {
 		jobs[i].p = ps[i];
@@ -279,12 +279,12 @@ act_start(struct run *r, json_t *step, uint64_t deadline)
 			if (!jobs[i].spawned && start_spawn(r, &jobs[i]) == -1)
 				rc = -1;
 		if (rc == 0)
-			run_nap(r);
+			engine_nap(r);
 		for (int i = 0; i < np && rc == 0; i++) {
 			struct start_job *j = &jobs[i];
 
 			if (j->failed)
-				rc = run_fail(r, "starting %s: %s", j->p->name,
+				rc = engine_fail(r, "starting %s: %s", j->p->name,
 				    j->err);
 			else if (j->ready && j->ev != NULL) {
 				event_free(j->ev);
@@ -294,10 +294,10 @@ act_start(struct run *r, json_t *step, uint64_t deadline)
 			}
 		}
 		if (rc == 0 && nready < np && clock_mono_ms() >= deadline)
-			rc = run_fail(r,
+			rc = engine_fail(r,
 			    "start: %d of %d peers ready within the "
 			    "step's bound", nready, np);
-		if (rc == 0 && run_housekeep(r) == -1)
+		if (rc == 0 && engine_housekeep(r) == -1)
 			rc = -1;
 	}
 	for (int i = 0; i < np; i++) {
@@ -318,11 +318,11 @@ act_signal(struct run *r, json_t *step, int sig, uint64_t deadline)
 {
 	struct peer *ps[FLEET_MAX_PEERS];
 	const char *action = json_string_value(json_object_get(step, "action"));
-	int np = run_select(r, json_object_get(step, "peer"), ps,
+	int np = engine_select(r, json_object_get(step, "peer"), ps,
 	    FLEET_MAX_PEERS, json_is_string(json_object_get(step, "peer")));
 
 	if (np <= 0)
-		return run_fail(r, "%s: no such peer", action);
+		return engine_fail(r, "%s: no such peer", action);
 	for (int i = 0; i < np; i++)
 		if (signal_one(r, ps[i], action, sig, deadline) == -1)
 			return -1;
@@ -334,7 +334,7 @@ signal_one(struct run *r, struct peer *p, const char *action, int sig,
     uint64_t deadline)
 {
 	if (!fleet_live(p))
-		return run_fail(r, "%s: %s is not running (%s)", action,
+		return engine_fail(r, "%s: %s is not running (%s)", action,
 		    p->name, fleet_state_name(p->state));
 	/* Its history first: after a kill nobody can ask it. */
 	if (sig == SIGTERM || sig == SIGKILL || sig == SIGSTOP) {
@@ -343,23 +343,23 @@ signal_one(struct run *r, struct peer *p, const char *action, int sig,
 		if (history_loads(r, p, sig != SIGSTOP) == -1)
 			return -1;
 	}
-	run_timeline(r, "signal", json_pack("{s:i, s:s, s:I}", "peer", p->index,
+	engine_timeline(r, "signal", json_pack("{s:i, s:s, s:I}", "peer", p->index,
 	    "signal", sigabbrev_np(sig), "pid", (json_int_t)p->pid));
-	run_fault_note(r, "%s %s (SIG%s to pid %d)", action, p->name,
+	engine_fault_note(r, "%s %s (SIG%s to pid %d)", action, p->name,
 	    sigabbrev_np(sig), (int)p->pid);
 	if (fleet_signal(p, sig) == -1)
-		return run_fail(r, "%s: kill(%d): %s", action, (int)p->pid,
+		return engine_fail(r, "%s: kill(%d): %s", action, (int)p->pid,
 		    strerror(errno));
 	if (sig == SIGTERM || sig == SIGKILL) {
 		uint64_t now = clock_mono_ms();
 
 		if (!fleet_wait_exit(&r->fleet, p, now < deadline ?
 		    (int)(deadline - now) : 0))
-			return run_fail(r, "%s: %s did not exit", action,
+			return engine_fail(r, "%s: %s did not exit", action,
 			    p->name);
 		if (sig == SIGTERM && !(WIFEXITED(p->exit_status) &&
 		    WEXITSTATUS(p->exit_status) == 0))
-			run_note(r, "%s exited with status 0x%x after SIGTERM",
+			engine_note(r, "%s exited with status 0x%x after SIGTERM",
 			    p->name, p->exit_status);
 	}
 	return 0;
@@ -397,17 +397,17 @@ act_restart(struct run *r, json_t *step, uint64_t deadline)
 	int ns, np;
 
 	(void)deadline;
-	np = run_select(r, json_object_get(step, "peer"), ps,
+	np = engine_select(r, json_object_get(step, "peer"), ps,
 	    FLEET_MAX_PEERS, false);
 	if (np <= 0)
-		return run_fail(r, "restart: no such peer");
+		return engine_fail(r, "restart: no such peer");
 	for (int i = 0; i < np; i++) {
 		struct peer *p = ps[i];
 
 		if (fleet_live(p)) {
 			if (json_is_string(json_object_get(step, "peer")))
 				continue;	/* "all": the ones that are down */
-			return run_fail(r, "restart: %s is still running",
+			return engine_fail(r, "restart: %s is still running",
 			    p->name);
 		}
 		ns = live_seeds(r, p, seeds, 3);
@@ -415,7 +415,7 @@ act_restart(struct run *r, json_t *step, uint64_t deadline)
 		p->takes_seen = 0;
 		if (start_peer(r, p, seeds, ns) == -1)
 			return -1;
-		run_fault_note(r, "restart %s (restart %u, pid %d)", p->name,
+		engine_fault_note(r, "restart %s (restart %u, pid %d)", p->name,
 		    p->restarts, (int)p->pid);
 	}
 	return 0;
@@ -432,7 +432,7 @@ act_join(struct run *r, json_t *step, uint64_t deadline)
 	(void)deadline;
 	if ((p = fleet_add(&r->fleet, json_is_object(knobs) ? knobs : NULL)) ==
 	    NULL)
-		return run_fail(r, "join: too many peers");
+		return engine_fail(r, "join: too many peers");
 	ns = live_seeds(r, p, seeds, 3);
 	return start_peer(r, p, seeds, ns);
 }
@@ -440,19 +440,19 @@ act_join(struct run *r, json_t *step, uint64_t deadline)
 static int
 act_connect(struct run *r, json_t *step, uint64_t deadline)
 {
-	struct peer *from = run_one_peer(r, step, "from");
-	struct peer *to = run_one_peer(r, step, "to");
+	struct peer *from = engine_one_peer(r, step, "from");
+	struct peer *to = engine_one_peer(r, step, "to");
 	char err[256];
 	json_t *args, *res;
 
 	(void)deadline;
 	if (from == NULL || to == NULL)
-		return run_fail(r, "connect: no such peer");
+		return engine_fail(r, "connect: no such peer");
 	args = json_pack("{s:s}", "addr", to->listen);
-	res = run_call(r, from, "connect", args, CALL_MS, err, sizeof(err));
+	res = engine_call(r, from, "connect", args, CALL_MS, err, sizeof(err));
 	json_decref(args);
 	if (res == NULL)
-		return run_fail(r, "connect: %s", err);
+		return engine_fail(r, "connect: %s", err);
 	json_decref(res);
 	return 0;
 }
@@ -469,22 +469,22 @@ wait_loads(struct run *r, struct peer **ps, int np, const char *name,
 			    "name", name), *res, *l;
 			bool running;
 
-			res = run_call(r, ps[i], "load", args, CALL_MS, err,
+			res = engine_call(r, ps[i], "load", args, CALL_MS, err,
 			    sizeof(err));
 			json_decref(args);
 			if (res == NULL)
-				return run_fail(r, "%s: %s", name, err);
+				return engine_fail(r, "%s: %s", name, err);
 			l = json_array_get(json_object_get(res, "loads"), 0);
 			running = json_is_true(json_object_get(l, "running"));
 			json_decref(res);
 			if (!running)
 				break;
 			if (clock_mono_ms() >= deadline)
-				return run_fail(r,
+				return engine_fail(r,
 				    "%s: not done within its bound", name);
-			if (run_housekeep(r) == -1)
+			if (engine_housekeep(r) == -1)
 				return -1;
-			run_nap(r);
+			engine_nap(r);
 		}
 	}
 	return 0;
@@ -509,11 +509,11 @@ start_loads(struct run *r, struct peer **ps, int np, json_t *step,
 
 		for (const char *const *k = keys; *k != NULL; k++)
 			json_object_set(args, *k, json_object_get(step, *k));
-		res = run_call(r, ps[i], "load", args, CALL_MS, err,
+		res = engine_call(r, ps[i], "load", args, CALL_MS, err,
 		    sizeof(err));
 		json_decref(args);
 		if (res == NULL)
-			return run_fail(r, "%s: %s", json_string_value(name),
+			return engine_fail(r, "%s: %s", json_string_value(name),
 			    err);
 		json_decref(res);
 	}
@@ -537,10 +537,10 @@ bulk_start(struct run *r, struct peer *p, const char *name, json_int_t seed,
 	if (json_object_get(step, "lease_ms") != NULL)
 		json_object_set(args, "lease_ms", json_object_get(step,
 		    "lease_ms"));
-	res = run_call(r, p, "load", args, CALL_MS, err, sizeof(err));
+	res = engine_call(r, p, "load", args, CALL_MS, err, sizeof(err));
 	json_decref(args);
 	if (res == NULL)
-		return run_fail(r, "%s: %s", name, err);
+		return engine_fail(r, "%s: %s", name, err);
 	json_decref(res);
 	return 0;
 }
@@ -594,10 +594,10 @@ act_write(struct run *r, json_t *step, uint64_t deadline)
 	int np;
 
 	gather_window_open(r);
-	np = run_select(r, json_object_get(step, "peer"), ps,
+	np = engine_select(r, json_object_get(step, "peer"), ps,
 	    FLEET_MAX_PEERS, true);
 	if (np <= 0)
-		return run_fail(r, "%s: no live peer selected", name);
+		return engine_fail(r, "%s: no live peer selected", name);
 	ba = json_object_get(step, "bulk_above");
 	if (json_is_integer(ba) && json_integer_value(json_object_get(step,
 	    "count")) > json_integer_value(ba))
@@ -636,10 +636,10 @@ act_take(struct run *r, json_t *step, uint64_t deadline)
 	char err[256];
 	int np;
 
-	np = run_select(r, json_object_get(step, "peer"), ps,
+	np = engine_select(r, json_object_get(step, "peer"), ps,
 	    FLEET_MAX_PEERS, true);
 	if (np <= 0)
-		return run_fail(r, "%s: no live peer selected", name);
+		return engine_fail(r, "%s: no live peer selected", name);
 	r->had_take_step = true;
 	if (count <= 0)
 		history_loads(r, NULL, false);
@@ -660,13 +660,13 @@ act_take(struct run *r, json_t *step, uint64_t deadline)
 		if (history_taken(r) >= r->take_target)
 			break;
 		if (clock_mono_ms() >= deadline)
-			return run_fail(r,
+			return engine_fail(r,
 			    "%s: %zu of %llu tasks taken within its "
 			    "bound", name, history_taken(r),
 			    (unsigned long long)r->take_target);
-		if (run_housekeep(r) == -1)
+		if (engine_housekeep(r) == -1)
 			return -1;
-		run_nap(r);
+		engine_nap(r);
 	}
 	/* When the last task fell, by its winner's stamp: not when we looked. */
 	r->take_end_ms = history_nth_taken_us(r, r->take_target) / 1000;
@@ -678,7 +678,7 @@ act_take(struct run *r, json_t *step, uint64_t deadline)
 
 		if (!fleet_live(ps[i]))
 			continue;
-		res = run_call(r, ps[i], "load", args, CALL_MS, err,
+		res = engine_call(r, ps[i], "load", args, CALL_MS, err,
 		    sizeof(err));
 		json_decref(args);
 		json_decref(res);
@@ -698,13 +698,13 @@ fault_describe(struct run *r, json_t *step)
 	if (json_is_array(part)) {
 		char *g = json_dumps(part, JSON_COMPACT);
 
-		run_fault_note(r, "partition %s", g);
+		engine_fault_note(r, "partition %s", g);
 		free(g);
 	} else if (json_is_true(json_object_get(step, "clear")))
-		run_fault_note(r, "faults cleared on peers %s",
+		engine_fault_note(r, "faults cleared on peers %s",
 		    sel ? sel : "?");
 	else
-		run_fault_note(r,
+		engine_fault_note(r,
 		    "fault on peers %s toward %s: drop %g, delay %lld ms, "
 		    "jitter %lld ms", sel ? sel : "?", json_is_integer(
 		    json_object_get(step, "target")) ? "one peer" : "all",
@@ -724,10 +724,10 @@ act_fault(struct run *r, json_t *step, uint64_t deadline)
 	int np;
 
 	(void)deadline;
-	np = run_select(r, json_is_array(part) ? NULL :
+	np = engine_select(r, json_is_array(part) ? NULL :
 	    json_object_get(step, "peer"), ps, FLEET_MAX_PEERS, true);
 	if (np < 0)
-		return run_fail(r, "fault: a peer index out of range");
+		return engine_fail(r, "fault: a peer index out of range");
 	fault_describe(r, step);
 	for (int i = 0; i < np; i++) {
 		json_t *args, *res;
@@ -773,13 +773,13 @@ act_fault(struct run *r, json_t *step, uint64_t deadline)
 			    "delay_ms", json_object_get(step, "delay_ms"),
 			    "jitter_ms", json_object_get(step, "jitter_ms"));
 		}
-		run_timeline(r, "fault", json_pack("{s:i, s:O}", "peer",
+		engine_timeline(r, "fault", json_pack("{s:i, s:O}", "peer",
 		    ps[i]->index, "args", args));
-		res = run_call(r, ps[i], "fault", args, CALL_MS, err,
+		res = engine_call(r, ps[i], "fault", args, CALL_MS, err,
 		    sizeof(err));
 		json_decref(args);
 		if (res == NULL)
-			return run_fail(r, "fault: %s", err);
+			return engine_fail(r, "fault: %s", err);
 		json_decref(res);
 	}
 	return 0;
@@ -788,29 +788,29 @@ act_fault(struct run *r, json_t *step, uint64_t deadline)
 static int
 act_publish(struct run *r, json_t *step, uint64_t deadline)
 {
-	struct peer *p = run_one_peer(r, step, "peer");
+	struct peer *p = engine_one_peer(r, step, "peer");
 	double mib = json_number_value(json_object_get(step, "mebibytes"));
 	uint64_t now = clock_mono_ms();
 	char err[256];
 	json_t *args, *res;
 
 	if (p == NULL || !fleet_live(p))
-		return run_fail(r, "publish: the publisher is not running");
+		return engine_fail(r, "publish: the publisher is not running");
 	r->swarm_size = floor(mib * 1048576.0);
 	args = json_pack("{s:I, s:O, s:O}", "size", (json_int_t)r->swarm_size,
 	    "seed", json_object_get(step, "seed"), "piece_kib",
 	    json_object_get(step, "piece_kib"));
-	res = run_call(r, p, "publish", args, now < deadline ?
+	res = engine_call(r, p, "publish", args, now < deadline ?
 	    (int)(deadline - now) : 1000, err, sizeof(err));
 	json_decref(args);
 	if (res == NULL)
-		return run_fail(r, "publish: %s", err);
+		return engine_fail(r, "publish: %s", err);
 	snprintf(r->swarm_cid, sizeof(r->swarm_cid), "%s",
 	    json_string_value(json_object_get(res, "cid")));
 	snprintf(r->swarm_sha, sizeof(r->swarm_sha), "%s",
 	    json_string_value(json_object_get(res, "sha256")));
 	r->swarm_publisher = p->index;
-	run_timeline(r, "published", json_pack("{s:i, s:s, s:s, s:O, s:O}",
+	engine_timeline(r, "published", json_pack("{s:i, s:s, s:s, s:O, s:O}",
 	    "peer", p->index, "cid", r->swarm_cid, "sha256", r->swarm_sha,
 	    "size", json_object_get(res, "size"), "pieces",
 	    json_object_get(res, "pieces")));
@@ -826,26 +826,26 @@ act_fetch(struct run *r, json_t *step, uint64_t deadline)
 	int np;
 
 	if (r->swarm_cid[0] == '\0')
-		return run_fail(r, "fetch: nothing was published");
-	np = run_select(r, json_object_get(step, "peer"), ps,
+		return engine_fail(r, "fetch: nothing was published");
+	np = engine_select(r, json_object_get(step, "peer"), ps,
 	    FLEET_MAX_PEERS, true);
 	if (np <= 0)
-		return run_fail(r, "fetch: no live peer selected");
+		return engine_fail(r, "fetch: no live peer selected");
 	for (int i = 0; i < np; i++) {
 		json_t *args, *res;
 
 		if (ps[i]->index == r->swarm_publisher)
 			continue;
 		args = json_pack("{s:s}", "cid", r->swarm_cid);
-		res = run_call(r, ps[i], "fetch", args, 15000, err,
+		res = engine_call(r, ps[i], "fetch", args, 15000, err,
 		    sizeof(err));
 		json_decref(args);
 		if (res == NULL)
-			return run_fail(r, "fetch: %s", err);
+			return engine_fail(r, "fetch: %s", err);
 		json_decref(res);
 		json_array_append_new(r->swarm_fetchers,
 		    json_integer(ps[i]->index));
-		run_timeline(r, "fetch_started", json_pack("{s:i, s:s}", "peer",
+		engine_timeline(r, "fetch_started", json_pack("{s:i, s:s}", "peer",
 		    ps[i]->index, "cid", r->swarm_cid));
 	}
 	if (!json_is_true(json_object_get(step, "wait")))
@@ -863,7 +863,7 @@ act_wait(struct run *r, json_t *step, uint64_t deadline)
 	char why[300] = "";
 
 	if (cond_eval(r, step, deadline, why, sizeof(why)) == -2)
-		return run_fail(r, "unknown condition \"%s\"", until);
+		return engine_fail(r, "unknown condition \"%s\"", until);
 	for (;;) {
 		int ok = cond_eval(r, step, deadline, why, sizeof(why));
 
@@ -873,21 +873,21 @@ act_wait(struct run *r, json_t *step, uint64_t deadline)
 			break;
 		if (clock_mono_ms() >= deadline) {
 			if (measure != NULL)
-				run_note(r,
+				engine_note(r,
 				    "%s: not reached within its bound, so "
 				    "%s is UNKNOWN", json_string_value(
 				    json_object_get(step, "name")), measure);
-			return run_fail(r,
+			return engine_fail(r,
 			    "%s: \"%s\" not reached within its bound "
 			    "(%s)", json_string_value(json_object_get(step,
 			    "name")), until, why);
 		}
-		if (run_housekeep(r) == -1)
+		if (engine_housekeep(r) == -1)
 			return -1;
-		run_nap(r);
+		engine_nap(r);
 	}
 	if (measure != NULL)
-		run_set_measure(r, measure, (double)(clock_mono_ms() - start),
+		engine_set_measure(r, measure, (double)(clock_mono_ms() - start),
 		    "ms");
 	return 0;
 }
@@ -900,9 +900,9 @@ act_sleep(struct run *r, json_t *step, uint64_t deadline)
 
 	(void)deadline;
 	while (clock_mono_ms() < until) {
-		if (run_housekeep(r) == -1)
+		if (engine_housekeep(r) == -1)
 			return -1;
-		run_nap_until(r, until);
+		engine_nap_until(r, until);
 	}
 	return 0;
 }
@@ -934,7 +934,7 @@ act_rest(struct run *r, json_t *step, uint64_t deadline)
 	peers = json_number_value(json_object_get(e, "peers"));
 	if (peers < 1 || s <= 0 || json_number_value(json_object_get(b,
 	    "peers")) != peers) {
-		run_note(r, "rest: %g of the peers answered at the start and %g "
+		engine_note(r, "rest: %g of the peers answered at the start and %g "
 		    "at the end; fleet.rest_* not measured",
 		    json_number_value(json_object_get(b, "peers")), peers);
 		json_decref(b);
@@ -944,16 +944,16 @@ act_rest(struct run *r, json_t *step, uint64_t deadline)
 #define REST_D(name) ((json_number_value(json_object_get(e, name)) - \
 	json_number_value(json_object_get(b, name))) / peers / s)
 	frames = REST_D("frames.out");
-	run_set_measure(r, "fleet.rest_frames_per_peer_s", frames, "frames/s");
-	run_set_measure(r, "fleet.rest_bytes_per_peer_s", REST_D("bytes.out"),
+	engine_set_measure(r, "fleet.rest_frames_per_peer_s", frames, "frames/s");
+	engine_set_measure(r, "fleet.rest_bytes_per_peer_s", REST_D("bytes.out"),
 	    "bytes/s");
-	run_set_measure(r, "fleet.rest_cpu_ms_per_peer_s",
+	engine_set_measure(r, "fleet.rest_cpu_ms_per_peer_s",
 	    REST_D("process.cpu_s") * 1000.0, "ms");
-	run_set_measure(r, "fleet.rest_wakeups_per_peer_s",
+	engine_set_measure(r, "fleet.rest_wakeups_per_peer_s",
 	    REST_D("process.wakeups"), "wakeups/s");
 #undef REST_D
 	nk = gather_kinds_text(b, e, peers * s, 6, kinds, sizeof(kinds));
-	run_note(r, "rest: %.0f peers for %.1f s sent %s frames per peer "
+	engine_note(r, "rest: %.0f peers for %.1f s sent %s frames per peer "
 	    "per second (%s); the engine called each peer once every %.1f s "
 	    "(the watchdog's round)", peers, s, num_human(frames, "", num,
 	    sizeof(num)), nk ? kinds : "none", (double)watch_round_ms(
@@ -986,8 +986,8 @@ act_mark(struct run *r, json_t *step, uint64_t deadline)
 static int
 act_reconcile(struct run *r, json_t *step, uint64_t deadline)
 {
-	struct peer *ps[2] = { run_one_peer(r, step, "peer"),
-	    run_one_peer(r, step, "with") };
+	struct peer *ps[2] = { engine_one_peer(r, step, "peer"),
+	    engine_one_peer(r, step, "with") };
 	const char *method = json_string_value(json_object_get(step, "method"));
 	const char *name = json_string_value(json_object_get(step, "name"));
 	json_int_t common = json_integer_value(json_object_get(step, "common"));
@@ -1001,7 +1001,7 @@ act_reconcile(struct run *r, json_t *step, uint64_t deadline)
 
 	if (ps[0] == NULL || ps[1] == NULL || ps[0] == ps[1] ||
 	    !fleet_live(ps[0]) || !fleet_live(ps[1]))
-		return run_fail(r, "%s: needs two different running peers", name);
+		return engine_fail(r, "%s: needs two different running peers", name);
 	if (common > 0) {
 		snprintf(ln, sizeof(ln), "%s.common", name);
 		for (int i = 0; i < 2; i++)
@@ -1026,16 +1026,16 @@ act_reconcile(struct run *r, json_t *step, uint64_t deadline)
 	args = json_pack("{s:s, s:s, s:I}", "peer", ps[1]->name, "method",
 	    method, "timeout_ms", (json_int_t)(deadline > now + 1000 ?
 	    deadline - now - 500 : 500));
-	res = run_call(r, ps[0], "reconcile", args, deadline > now ?
+	res = engine_call(r, ps[0], "reconcile", args, deadline > now ?
 	    (int)(deadline - now) : 1000, err, sizeof(err));
 	json_decref(args);
 	if (res == NULL)
-		return run_fail(r, "%s: %s", name, err);
-	run_timeline(r, "reconciled", json_pack("{s:s, s:O}", "method", method,
+		return engine_fail(r, "%s: %s", name, err);
+	engine_timeline(r, "reconciled", json_pack("{s:s, s:O}", "method", method,
 	    "result", res));
 #define RECON_SET(key, unit) do {					\
 	snprintf(m, sizeof(m), "reconcile.%s." key, method);		\
-	run_set_measure(r, m, json_number_value(json_object_get(res, key)),	\
+	engine_set_measure(r, m, json_number_value(json_object_get(res, key)),	\
 	    unit);							\
 } while (0)
 	RECON_SET("rounds", "count");
@@ -1048,23 +1048,23 @@ act_reconcile(struct run *r, json_t *step, uint64_t deadline)
 	payload = json_number_value(json_object_get(res, "payload"));
 	snprintf(m, sizeof(m), "reconcile.%s.record_ratio", method);
 	if (payload > 0)
-		run_set_measure(r, m, json_number_value(json_object_get(res,
+		engine_set_measure(r, m, json_number_value(json_object_get(res,
 		    "record_bytes")) / payload, "ratio");
 	json_decref(res);
 	for (int i = 0; i < 2; i++) {
 		args = json_pack("{s:i}", "limit", 0);
-		res = run_call(r, ps[i], "dump", args, CALL_MS, err,
+		res = engine_call(r, ps[i], "dump", args, CALL_MS, err,
 		    sizeof(err));
 		json_decref(args);
 		if (res == NULL) {
 			json_decref(sp[0]);
-			return run_fail(r, "%s: %s", name, err);
+			return engine_fail(r, "%s: %s", name, err);
 		}
 		sp[i] = json_incref(json_object_get(res, "space"));
 		json_decref(res);
 	}
 	snprintf(m, sizeof(m), "reconcile.%s.equal", method);
-	run_set_measure(r, m, json_equal(json_object_get(sp[0], "digest"),
+	engine_set_measure(r, m, json_equal(json_object_get(sp[0], "digest"),
 	    json_object_get(sp[1], "digest")) && json_equal(json_object_get(
 	    sp[0], "records"), json_object_get(sp[1], "records")), "count");
 	json_decref(sp[0]);
@@ -1090,5 +1090,5 @@ act_run(struct run *r, json_t *step)
 	for (size_t i = 0; i < sizeof(actions) / sizeof(actions[0]); i++)
 		if (strcmp(actions[i].name, a) == 0)
 			return actions[i].exec(r, step, deadline);
-	return run_fail(r, "unknown action \"%s\"", a);
+	return engine_fail(r, "unknown action \"%s\"", a);
 }

@@ -29,7 +29,7 @@ live_index(struct run *r, const char *id)
 }
 
 /*
- * Whether a run_call_each answer counts: p still running, and an answer
+ * Whether a engine_call_each answer counts: p still running, and an answer
  * (else err says who did not answer cmd).
  */
 static bool
@@ -87,7 +87,7 @@ overlay_one(struct run *r, int i, struct peer *p, json_t *res, void *arg)
  * at least min(its --active, live - 1) links to running peers, and the
  * overlay (the union of the peers' links) is one connected graph.  A full
  * mesh is the case live - 1 <= --active.  Every peer is asked at once
- * (run_call_each).
+ * (engine_call_each).
  */
 static int
 cond_connected(struct run *r, json_t *step, uint64_t deadline, char *why,
@@ -115,7 +115,7 @@ cond_connected(struct run *r, json_t *step, uint64_t deadline, char *why,
 	}
 	for (int i = 0; i < n; i++)
 		o.live += r->fleet.peers[i]->state == PEER_RUNNING;
-	run_call_each(r, "peers", NULL, CALL_MS, overlay_one, &o);
+	engine_call_each(r, "peers", NULL, CALL_MS, overlay_one, &o);
 	for (int i = 0; i < n; i++) {
 		struct peer *p = r->fleet.peers[i];
 
@@ -205,7 +205,7 @@ cond_converged(struct run *r, json_t *step, uint64_t deadline, char *why,
 	memset(&a, 0, sizeof(a));
 	a.bad = -1;
 	args = json_pack("{s:i}", "limit", 0);
-	run_call_each(r, "dump", args, CALL_MS, digest_one, &a);
+	engine_call_each(r, "dump", args, CALL_MS, digest_one, &a);
 	json_decref(args);
 	if (a.err[0] != '\0') {
 		snprintf(why, len, "%s", a.err);
@@ -257,7 +257,7 @@ cond_visible(struct run *r, json_t *step, uint64_t deadline, char *why,
 	memset(&a, 0, sizeof(a));
 	a.bad = -1;
 	a.writes = r->writes;
-	run_call_each(r, "ids", NULL, CALL_MS * 2, ids_one, &a);
+	engine_call_each(r, "ids", NULL, CALL_MS * 2, ids_one, &a);
 	if (a.err[0] != '\0') {
 		snprintf(why, len, "%s", a.err);
 		return 0;
@@ -283,7 +283,7 @@ fleet_counter(struct run *r, const char *name, bool *ok)
 
 		if (p->state != PEER_RUNNING)
 			continue;
-		if ((m = run_call(r, p, "metrics", NULL, CALL_MS, err,
+		if ((m = engine_call(r, p, "metrics", NULL, CALL_MS, err,
 		    sizeof(err))) == NULL)
 			continue;
 		v = json_object_get(json_object_get(m, "counters"), name);
@@ -335,7 +335,7 @@ cond_metric(struct run *r, json_t *step, uint64_t deadline, char *why,
 	if (strncmp(m, "counters.", 9) == 0)
 		v = fleet_counter(r, m + 9, &have);
 	snprintf(why, len, "%s = %g", m, v);
-	return have && run_compare(v, json_string_value(json_object_get(step,
+	return have && engine_compare(v, json_string_value(json_object_get(step,
 	    "op")), json_number_value(json_object_get(step, "value")));
 }
 

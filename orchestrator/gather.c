@@ -95,7 +95,7 @@ gather_fleet_sum(struct run *r)
 {
 	json_t *sum = json_object();
 
-	run_call_each(r, "metrics", NULL, CALL_MS, sum_one, sum);
+	engine_call_each(r, "metrics", NULL, CALL_MS, sum_one, sum);
 	return sum;
 }
 
@@ -166,7 +166,7 @@ kinds_note(struct run *r, double writes)
 
 	if (gather_kinds_text(r->write_base, r->counters, writes, 64, text,
 	    sizeof(text)) > 0)
-		run_note(r, "frames per write by kind, write window: %s", text);
+		engine_note(r, "frames per write by kind, write window: %s", text);
 }
 
 /* push.eager_edges, push.grafts, push.redundant_copies (docs/report.md). */
@@ -175,10 +175,10 @@ push_measures(struct run *r)
 {
 	if (r->write_base == NULL || json_object_size(r->writes) == 0)
 		return;
-	run_set_measure(r, "push.eager_edges", r->tree_degree, "count");
-	run_set_measure(r, "push.grafts", window_delta(r, "push.grafts_sent"),
+	engine_set_measure(r, "push.eager_edges", r->tree_degree, "count");
+	engine_set_measure(r, "push.grafts", window_delta(r, "push.grafts_sent"),
 	    "count");
-	run_set_measure(r, "push.redundant_copies", window_delta(r,
+	engine_set_measure(r, "push.redundant_copies", window_delta(r,
 	    "push.duplicate_records"), "count");
 }
 
@@ -204,7 +204,7 @@ gather_one(struct run *r, int i, struct peer *p, json_t *m, void *arg)
 	if (m == NULL)
 		return;
 	snprintf(path, sizeof(path), "%s/metrics.json", p->dir);
-	run_write_json(path, m);
+	engine_write_json(path, m);
 	c = json_object_get(m, "counters");
 	proc = json_object_get(m, "process");
 	json_object_set(row, "cpu_s", json_object_get(proc, "cpu_s"));
@@ -242,7 +242,7 @@ gather_one(struct run *r, int i, struct peer *p, json_t *m, void *arg)
 static void
 floor_note(struct run *r, const char *window, const struct floor_cost *fc)
 {
-	run_note(r, "the %s floor: %zu batches of 10 timed in the window "
+	engine_note(r, "the %s floor: %zu batches of 10 timed in the window "
 	    "and %zu at its end, a sign %.1f us, a verify %.1f us (the median "
 	    "batch; verify batches %.1f to %.1f us)", window,
 	    fc->batches - fc->late, fc->late, fc->sign_s * 1e6,
@@ -261,8 +261,8 @@ cpu_measures(struct run *r, const struct gather *g, double writes)
 
 	cpu = (g->cpu_s - json_number_value(json_object_get(r->write_base,
 	    "process.cpu_s"))) * 1000.0 / writes;
-	run_set_measure(r, "gossip.cpu_ms_per_write", cpu, "ms");
-	run_set_measure(r, "gossip.wakeups_per_write", (g->wakeups -
+	engine_set_measure(r, "gossip.cpu_ms_per_write", cpu, "ms");
+	engine_set_measure(r, "gossip.wakeups_per_write", (g->wakeups -
 	    json_number_value(json_object_get(r->write_base,
 	    "process.wakeups"))) / writes, "ratio");
 	if (g->answered < 2 || floor_cost(r, r->write_open_us, &fc) == -1)
@@ -270,26 +270,26 @@ cpu_measures(struct run *r, const struct gather *g, double writes)
 	verify_s = fc.verify_s;
 	floor_note(r, "write", &fc);
 	floor = (double)(g->answered - 1) * verify_s * 1000.0;
-	run_set_measure(r, "gossip.cpu_floor_ms_per_write", floor, "ms");
+	engine_set_measure(r, "gossip.cpu_floor_ms_per_write", floor, "ms");
 	if (floor > 0)
-		run_set_measure(r, "gossip.cpu_over_floor", cpu / floor,
+		engine_set_measure(r, "gossip.cpu_over_floor", cpu / floor,
 		    "ratio");
 	/* The same verify, timed inside the peers while they worked. */
 	timed = window_delta(r, "crypto.verify_timed");
 	if (timed <= 0)
 		return;
 	in_peers = window_delta(r, "crypto.verify_timed_us") / timed;
-	run_set_measure(r, "gossip.verify_us_in_peers", in_peers, "us");
-	run_set_measure(r, "gossip.verify_cpu_ms_per_write", window_delta(r,
+	engine_set_measure(r, "gossip.verify_us_in_peers", in_peers, "us");
+	engine_set_measure(r, "gossip.verify_cpu_ms_per_write", window_delta(r,
 	    "crypto.verifies") * in_peers / 1000.0 / writes, "ms");
-	run_note(r, "a verify cost %.1f us inside the peers in the write "
+	engine_note(r, "a verify cost %.1f us inside the peers in the write "
 	    "window, %.1f us in the engine's timings", in_peers,
 	    verify_s * 1e6);
 }
 
 /*
  * Metrics of every live peer into its directory and the merged measures,
- * asked of all peers at once (run_call_each); the rows stay in fleet order.
+ * asked of all peers at once (engine_call_each); the rows stay in fleet order.
  */
 /*
  * Say how often the control client forgave a late answer because its peer
@@ -315,7 +315,7 @@ starved_note(struct run *r)
 		}
 	}
 	if (graces > 0)
-		run_note(r, "watchdog: %llu late control answers from %d peers "
+		engine_note(r, "watchdog: %llu late control answers from %d peers "
 		    "were waited for because those peers were runnable or using "
 		    "CPU, short of a core (the host is oversubscribed); the "
 		    "longest wait beyond a bound was %llu ms (%s)",
@@ -342,7 +342,7 @@ gather_run(struct run *r)
 			json_object_set_new(g.rows[i], "pid",
 			    json_integer(p->pid));
 	}
-	run_call_each(r, "metrics", NULL, CALL_MS, gather_one, &g);
+	engine_call_each(r, "metrics", NULL, CALL_MS, gather_one, &g);
 	for (int i = 0; i < r->fleet.npeers; i++)
 		json_array_append_new(r->peer_rows, g.rows[i]);
 	free(g.rows);
@@ -351,18 +351,18 @@ gather_run(struct run *r)
 	hist_measure(r, "throughput.write_to_take", &g.all.write_to_take);
 	hist_measure(r, "control.rtt", &g.all.control_rtt);
 	if (g.have_metrics) {
-		run_set_measure(r, "fleet.frames_out", g.frames_out, "count");
-		run_set_measure(r, "fleet.bytes_out", g.bytes_out, "bytes");
-		run_set_measure(r, "fleet.bad_frames", g.bad, "count");
+		engine_set_measure(r, "fleet.frames_out", g.frames_out, "count");
+		engine_set_measure(r, "fleet.bytes_out", g.bytes_out, "bytes");
+		engine_set_measure(r, "fleet.bad_frames", g.bad, "count");
 		if (json_object_size(r->writes) > 0 && r->write_base != NULL) {
 			double w = (double)json_object_size(r->writes);
 
-			run_set_measure(r, "gossip.frames_per_write",
+			engine_set_measure(r, "gossip.frames_per_write",
 			    window_delta(r, "frames.out") / w, "ratio");
-			run_set_measure(r, "gossip.rumor_frames_per_write",
+			engine_set_measure(r, "gossip.rumor_frames_per_write",
 			    window_delta(r, "frames.out_by_kind.rumor") / w,
 			    "ratio");
-			run_set_measure(r, "gossip.ihave_frames_per_write",
+			engine_set_measure(r, "gossip.ihave_frames_per_write",
 			    window_delta(r, "frames.out_by_kind.ihave") / w,
 			    "ratio");
 			kinds_note(r, w);
@@ -390,7 +390,7 @@ gather_take_cpu_mark(struct run *r)
 		json_t *m = NULL;
 
 		if (fleet_live(r->fleet.peers[i]))
-			m = run_call(r, r->fleet.peers[i], "metrics", NULL,
+			m = engine_call(r, r->fleet.peers[i], "metrics", NULL,
 			    CALL_MS, err, sizeof(err));
 		if (m == NULL) {
 			r->take_cpu0_ok = false;
@@ -451,8 +451,8 @@ gather_takes(struct run *r)
 	if (have == 0)
 		return;
 	hist_measure(r, "take.claim_to_visible", &all.claim_to_visible);
-	run_set_measure(r, "take.retries", retries, "count");
-	run_set_measure(r, "take.no_quorum", noq, "count");
+	engine_set_measure(r, "take.retries", retries, "count");
+	engine_set_measure(r, "take.no_quorum", noq, "count");
 	tk = json_object_get(json_object_get(r->measures, "history.takes"),
 	    "value");
 	takes = json_number_value(tk);
@@ -463,10 +463,10 @@ gather_takes(struct run *r)
 	floor_note(r, "take", &fc);
 	cpu -= r->take_cpu0;
 	floor = fc.sign_s + (double)(r->fleet.npeers - 1) * fc.verify_s;
-	run_set_measure(r, "take.cpu_ms_per_take", cpu / takes * 1e3, "ms");
-	run_set_measure(r, "take.cpu_floor_ms_per_take", floor * 1e3, "ms");
-	run_set_measure(r, "take.cpu_over_floor", cpu / takes / floor, "ratio");
-	run_set_measure(r, "take.wakeups_per_take", (wakeups - r->take_wake0) /
+	engine_set_measure(r, "take.cpu_ms_per_take", cpu / takes * 1e3, "ms");
+	engine_set_measure(r, "take.cpu_floor_ms_per_take", floor * 1e3, "ms");
+	engine_set_measure(r, "take.cpu_over_floor", cpu / takes / floor, "ratio");
+	engine_set_measure(r, "take.wakeups_per_take", (wakeups - r->take_wake0) /
 	    takes, "ratio");
 }
 

@@ -51,7 +51,7 @@ watch_trip(struct run *r, struct peer *p, const char *why)
 	if (!r->hang) {
 		r->hang = true;
 		snprintf(r->hang_why, sizeof(r->hang_why), "%s", why);
-		run_timeline(r, "watchdog", json_pack("{s:s, s:s, s:s}", "why",
+		engine_timeline(r, "watchdog", json_pack("{s:s, s:s, s:s}", "why",
 		    why,
 		    "step", r->step_name ? r->step_name : "", "peer", p != NULL ?
 		    p->name : ""));
@@ -255,18 +255,18 @@ watch_capture(struct run *r)
 			continue;
 		snprintf(names + used, sizeof(names) - used, "%s%s %s",
 		    used ? "; " : "", p->name, p->verdict);
-		run_note(r, "watchdog: %s is %s", p->name, p->verdict);
+		engine_note(r, "watchdog: %s is %s", p->name, p->verdict);
 	}
-	run_note(r, "watchdog in step %s: %s",
+	engine_note(r, "watchdog in step %s: %s",
 	    r->step_name ? r->step_name : "?", r->hang_why);
 	debug_capture_hang(r, r->hang_why);
-	r->hang = false;	/* run_fail() may speak again */
+	r->hang = false;	/* engine_fail() may speak again */
 	r->status = RUN_PASS;	/* the watchdog's message replaces any */
 	if (r->hang_peers[0] != '\0')
-		run_fail(r, "watchdog: %s missed a bound in step %s (%s): %s; "
+		engine_fail(r, "watchdog: %s missed a bound in step %s (%s): %s; "
 		    "stacks in %s/hang/", r->hang_peers, r->step_name ?
 		    r->step_name : "?", r->hang_why, names, r->dir);
 	else
-		run_fail(r, "watchdog: %s in step %s; stacks in %s/hang/",
+		engine_fail(r, "watchdog: %s in step %s; stacks in %s/hang/",
 		    r->hang_why, r->step_name ? r->step_name : "?", r->dir);
 }
