@@ -887,8 +887,8 @@ act_wait(struct run *r, json_t *step, uint64_t deadline)
 		engine_nap(r);
 	}
 	if (measure != NULL)
-		engine_set_measure(r, measure, (double)(clock_mono_ms() - start),
-		    "ms");
+		engine_measure_wait(r, measure, (double)(clock_mono_ms() -
+		    start));
 	return 0;
 }
 
@@ -944,13 +944,12 @@ act_rest(struct run *r, json_t *step, uint64_t deadline)
 #define REST_D(name) ((json_number_value(json_object_get(e, name)) - \
 	json_number_value(json_object_get(b, name))) / peers / s)
 	frames = REST_D("frames.out");
-	engine_set_measure(r, "fleet.rest_frames_per_peer_s", frames, "frames/s");
-	engine_set_measure(r, "fleet.rest_bytes_per_peer_s", REST_D("bytes.out"),
-	    "bytes/s");
-	engine_set_measure(r, "fleet.rest_cpu_ms_per_peer_s",
-	    REST_D("process.cpu_s") * 1000.0, "ms");
-	engine_set_measure(r, "fleet.rest_wakeups_per_peer_s",
-	    REST_D("process.wakeups"), "wakeups/s");
+	engine_measure(r, M_FLEET_REST_FRAMES_PER_PEER_S, frames);
+	engine_measure(r, M_FLEET_REST_BYTES_PER_PEER_S, REST_D("bytes.out"));
+	engine_measure(r, M_FLEET_REST_CPU_MS_PER_PEER_S,
+	    REST_D("process.cpu_s") * 1000.0);
+	engine_measure(r, M_FLEET_REST_WAKEUPS_PER_PEER_S,
+	    REST_D("process.wakeups"));
 #undef REST_D
 	nk = gather_kinds_text(b, e, peers * s, 6, kinds, sizeof(kinds));
 	engine_note(r, "rest: %.0f peers for %.1f s sent %s frames per peer "
@@ -983,6 +982,10 @@ act_mark(struct run *r, json_t *step, uint64_t deadline)
  * with "with" by method, and reconcile.<method>.* are what that cost and
  * whether both replicas ended equal.
  */
+/* reconcile.METHOD.KEY from the reconcile command's result of that KEY. */
+static const char *const recon_keys[] = { "rounds", "bytes", "record_bytes",
+    "records", "ms", NULL };
+
 static int
 act_reconcile(struct run *r, json_t *step, uint64_t deadline)
 {
@@ -998,6 +1001,7 @@ act_reconcile(struct run *r, json_t *step, uint64_t deadline)
 	char err[256], ln[96], m[80];
 	uint64_t now;
 	double payload;
+	int rc;
 
 	if (ps[0] == NULL || ps[1] == NULL || ps[0] == ps[1] ||
 	    !fleet_live(ps[0]) || !fleet_live(ps[1]))
@@ -1033,23 +1037,22 @@ act_reconcile(struct run *r, json_t *step, uint64_t deadline)
 		return engine_fail(r, "%s: %s", name, err);
 	engine_timeline(r, "reconciled", json_pack("{s:s, s:O}", "method", method,
 	    "result", res));
-#define RECON_SET(key, unit) do {					\
-	snprintf(m, sizeof(m), "reconcile.%s." key, method);		\
-	engine_set_measure(r, m, json_number_value(json_object_get(res, key)),	\
-	    unit);							\
-} while (0)
-	RECON_SET("rounds", "count");
-	RECON_SET("bytes", "bytes");
-	RECON_SET("record_bytes", "bytes");
-	RECON_SET("records", "count");
-	RECON_SET("ms", "ms");
-#undef RECON_SET
+	for (const char *const *k = recon_keys; *k != NULL; k++) {
+		snprintf(m, sizeof(m), "reconcile.%s.%s", method, *k);
+		if (engine_measure_named(r, m, json_number_value(
+		    json_object_get(res, *k))) == -1) {
+			json_decref(res);
+			return -1;
+		}
+	}
 	/* Records over their own encoded size (the digest reports none). */
 	payload = json_number_value(json_object_get(res, "payload"));
 	snprintf(m, sizeof(m), "reconcile.%s.record_ratio", method);
-	if (payload > 0)
-		engine_set_measure(r, m, json_number_value(json_object_get(res,
-		    "record_bytes")) / payload, "ratio");
+	if (payload > 0 && engine_measure_named(r, m, json_number_value(
+	    json_object_get(res, "record_bytes")) / payload) == -1) {
+		json_decref(res);
+		return -1;
+	}
 	json_decref(res);
 	for (int i = 0; i < 2; i++) {
 		args = json_pack("{s:i}", "limit", 0);
@@ -1064,12 +1067,13 @@ act_reconcile(struct run *r, json_t *step, uint64_t deadline)
 		json_decref(res);
 	}
 	snprintf(m, sizeof(m), "reconcile.%s.equal", method);
-	engine_set_measure(r, m, json_equal(json_object_get(sp[0], "digest"),
-	    json_object_get(sp[1], "digest")) && json_equal(json_object_get(
-	    sp[0], "records"), json_object_get(sp[1], "records")), "count");
+	rc = engine_measure_named(r, m, json_equal(json_object_get(sp[0],
+	    "digest"), json_object_get(sp[1], "digest")) && json_equal(
+	    json_object_get(sp[0], "records"), json_object_get(sp[1],
+	    "records")));
 	json_decref(sp[0]);
 	json_decref(sp[1]);
-	return 0;
+	return rc;
 }
 
 #define ACTION_EXEC(n, fields, check) { #n, act_##n },

@@ -247,7 +247,7 @@ raw_stream(struct run *r, double bytes)
 	}
 	qsort(v, (size_t)got, sizeof(v[0]), cmp_double);
 	engine_note(r, "raw stream: %s MiB/s; the median is used", runs);
-	engine_set_measure(r, "swarm.raw_stream_mib_s", v[got / 2], "MiB/s");
+	engine_measure(r, M_SWARM_RAW_STREAM_MIB_S, v[got / 2]);
 }
 
 /* Per fetcher: verified, bytes from the seeder and from the others. */
@@ -302,26 +302,24 @@ content_gather(struct run *r)
 		    json_object_get(c, "bad_pieces")));
 		json_decref(c);
 	}
-	engine_set_measure(r, "swarm.verified", (double)verified, "count");
-	engine_set_measure(r, "swarm.unverified", (double)(n - verified), "count");
-	engine_set_measure(r, "swarm.stalls", (double)r->swarm_stalls, "count");
+	engine_measure(r, M_SWARM_VERIFIED, (double)verified);
+	engine_measure(r, M_SWARM_UNVERIFIED, (double)(n - verified));
+	engine_measure(r, M_SWARM_STALLS, (double)r->swarm_stalls);
 	if (verified == n && last_us > first_us) {
 		double secs = (last_us - first_us) / 1e6;
 		json_t *raw;
 
-		engine_set_measure(r, "swarm.wall_ms", secs * 1000.0, "ms");
-		engine_set_measure(r, "swarm.aggregate_mib_s", r->swarm_size *
-		    (double)n / 1048576.0 / secs, "MiB/s");
+		engine_measure(r, M_SWARM_WALL_MS, secs * 1000.0);
+		engine_measure(r, M_SWARM_AGGREGATE_MIB_S, r->swarm_size *
+		    (double)n / 1048576.0 / secs);
 		if (total > 0)
-			engine_set_measure(r, "swarm.seeder_share",
-			    from_seeder / total,
-			    "ratio");
+			engine_measure(r, M_SWARM_SEEDER_SHARE,
+			    from_seeder / total);
 		raw_stream(r, r->swarm_size * (double)n);
 		raw = json_object_get(json_object_get(r->measures,
 		    "swarm.raw_stream_mib_s"), "value");
 		if (json_number_value(raw) > 0)
-			engine_set_measure(r, "swarm.ratio_to_raw", r->swarm_size *
-			    (double)n / 1048576.0 / secs / json_number_value(raw),
-			    "ratio");
+			engine_measure(r, M_SWARM_RATIO_TO_RAW, r->swarm_size *
+			    (double)n / 1048576.0 / secs / json_number_value(raw));
 	}
 }

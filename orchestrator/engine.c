@@ -101,11 +101,45 @@ engine_fail(struct run *r, const char *fmt, ...)
 	return -1;
 }
 
-void
-engine_set_measure(struct run *r, const char *name, double value, const char *unit)
+/* name -> {"value", "unit"}, the unit the row's. */
+static void
+measure_store(struct run *r, const char *name, double value,
+    const struct measure_info *mi)
 {
 	json_object_set_new(r->measures, name, json_pack("{s:f, s:s}",
-	    "value", value, "unit", unit));
+	    "value", value, "unit", mi->unit));
+}
+
+void
+engine_measure(struct run *r, enum measure_id id, double value)
+{
+	const struct measure_info *mi = measures_row(id);
+
+	measure_store(r, mi->name, value, mi);
+}
+
+int
+engine_measure_named(struct run *r, const char *name, double value)
+{
+	const struct measure_info *mi = measures_find(name);
+
+	if (mi == NULL)
+		return engine_fail(r, "no measure \"%s\" in MEASURES() "
+		    "(orchestrator/measures.h)", name);
+	measure_store(r, name, value, mi);
+	return 0;
+}
+
+void
+engine_measure_wait(struct run *r, const char *name, double ms)
+{
+	measure_store(r, name, ms, measures_wait());
+}
+
+void
+engine_measure_counter(struct run *r, const char *name, double value)
+{
+	measure_store(r, name, value, measures_counter());
 }
 
 struct waiter {

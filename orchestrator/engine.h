@@ -16,6 +16,7 @@
 #include <jansson.h>
 
 #include "ctl.h"
+#include "measures.h"
 #include "run.h"
 
 #define CALL_MS		5000	/* bound on one control request */
@@ -46,8 +47,16 @@ void		 engine_fault_note(struct run *r, const char *fmt, ...)
 /* The run's first error (exit 2); -1 always. */
 int		 engine_fail(struct run *r, const char *fmt, ...)
 		    __attribute__((format(printf, 2, 3)));
-void		 engine_set_measure(struct run *r, const char *name, double value,
-		    const char *unit);
+/* The measure id of MEASURES() (measures.h), in the row's unit. */
+void		 engine_measure(struct run *r, enum measure_id id, double value);
+/* The same by a name made at run time; one MEASURES() lacks: engine_fail. */
+int		 engine_measure_named(struct run *r, const char *name,
+		    double value);
+/* A wait step's own measure: how long it waited (measures_wait()'s row). */
+void		 engine_measure_wait(struct run *r, const char *name, double ms);
+/* counters.NAME, a peerd counter summed (measures_counter()'s row). */
+void		 engine_measure_counter(struct run *r, const char *name,
+		    double value);
 /* One control call awaited on the loop (timers running); NULL with err. */
 json_t		*engine_call(struct run *r, struct peer *p, const char *cmd,
 		    json_t *args, int timeout_ms, char *err, size_t errlen);

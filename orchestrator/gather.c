@@ -175,11 +175,10 @@ push_measures(struct run *r)
 {
 	if (r->write_base == NULL || json_object_size(r->writes) == 0)
 		return;
-	engine_set_measure(r, "push.eager_edges", r->tree_degree, "count");
-	engine_set_measure(r, "push.grafts", window_delta(r, "push.grafts_sent"),
-	    "count");
-	engine_set_measure(r, "push.redundant_copies", window_delta(r,
-	    "push.duplicate_records"), "count");
+	engine_measure(r, M_PUSH_EAGER_EDGES, r->tree_degree);
+	engine_measure(r, M_PUSH_GRAFTS, window_delta(r, "push.grafts_sent"));
+	engine_measure(r, M_PUSH_REDUNDANT_COPIES, window_delta(r,
+	    "push.duplicate_records"));
 }
 
 /* What gather() adds up while the answers come in. */
@@ -261,27 +260,26 @@ cpu_measures(struct run *r, const struct gather *g, double writes)
 
 	cpu = (g->cpu_s - json_number_value(json_object_get(r->write_base,
 	    "process.cpu_s"))) * 1000.0 / writes;
-	engine_set_measure(r, "gossip.cpu_ms_per_write", cpu, "ms");
-	engine_set_measure(r, "gossip.wakeups_per_write", (g->wakeups -
+	engine_measure(r, M_GOSSIP_CPU_MS_PER_WRITE, cpu);
+	engine_measure(r, M_GOSSIP_WAKEUPS_PER_WRITE, (g->wakeups -
 	    json_number_value(json_object_get(r->write_base,
-	    "process.wakeups"))) / writes, "ratio");
+	    "process.wakeups"))) / writes);
 	if (g->answered < 2 || floor_cost(r, r->write_open_us, &fc) == -1)
 		return;
 	verify_s = fc.verify_s;
 	floor_note(r, "write", &fc);
 	floor = (double)(g->answered - 1) * verify_s * 1000.0;
-	engine_set_measure(r, "gossip.cpu_floor_ms_per_write", floor, "ms");
+	engine_measure(r, M_GOSSIP_CPU_FLOOR_MS_PER_WRITE, floor);
 	if (floor > 0)
-		engine_set_measure(r, "gossip.cpu_over_floor", cpu / floor,
-		    "ratio");
+		engine_measure(r, M_GOSSIP_CPU_OVER_FLOOR, cpu / floor);
 	/* The same verify, timed inside the peers while they worked. */
 	timed = window_delta(r, "crypto.verify_timed");
 	if (timed <= 0)
 		return;
 	in_peers = window_delta(r, "crypto.verify_timed_us") / timed;
-	engine_set_measure(r, "gossip.verify_us_in_peers", in_peers, "us");
-	engine_set_measure(r, "gossip.verify_cpu_ms_per_write", window_delta(r,
-	    "crypto.verifies") * in_peers / 1000.0 / writes, "ms");
+	engine_measure(r, M_GOSSIP_VERIFY_US_IN_PEERS, in_peers);
+	engine_measure(r, M_GOSSIP_VERIFY_CPU_MS_PER_WRITE, window_delta(r,
+	    "crypto.verifies") * in_peers / 1000.0 / writes);
 	engine_note(r, "a verify cost %.1f us inside the peers in the write "
 	    "window, %.1f us in the engine's timings", in_peers,
 	    verify_s * 1e6);
@@ -351,20 +349,18 @@ gather_run(struct run *r)
 	hist_measure(r, "throughput.write_to_take", &g.all.write_to_take);
 	hist_measure(r, "control.rtt", &g.all.control_rtt);
 	if (g.have_metrics) {
-		engine_set_measure(r, "fleet.frames_out", g.frames_out, "count");
-		engine_set_measure(r, "fleet.bytes_out", g.bytes_out, "bytes");
-		engine_set_measure(r, "fleet.bad_frames", g.bad, "count");
+		engine_measure(r, M_FLEET_FRAMES_OUT, g.frames_out);
+		engine_measure(r, M_FLEET_BYTES_OUT, g.bytes_out);
+		engine_measure(r, M_FLEET_BAD_FRAMES, g.bad);
 		if (json_object_size(r->writes) > 0 && r->write_base != NULL) {
 			double w = (double)json_object_size(r->writes);
 
-			engine_set_measure(r, "gossip.frames_per_write",
-			    window_delta(r, "frames.out") / w, "ratio");
-			engine_set_measure(r, "gossip.rumor_frames_per_write",
-			    window_delta(r, "frames.out_by_kind.rumor") / w,
-			    "ratio");
-			engine_set_measure(r, "gossip.ihave_frames_per_write",
-			    window_delta(r, "frames.out_by_kind.ihave") / w,
-			    "ratio");
+			engine_measure(r, M_GOSSIP_FRAMES_PER_WRITE,
+			    window_delta(r, "frames.out") / w);
+			engine_measure(r, M_GOSSIP_RUMOR_FRAMES_PER_WRITE,
+			    window_delta(r, "frames.out_by_kind.rumor") / w);
+			engine_measure(r, M_GOSSIP_IHAVE_FRAMES_PER_WRITE,
+			    window_delta(r, "frames.out_by_kind.ihave") / w);
 			kinds_note(r, w);
 			cpu_measures(r, &g, w);
 		}
@@ -451,8 +447,8 @@ gather_takes(struct run *r)
 	if (have == 0)
 		return;
 	hist_measure(r, "take.claim_to_visible", &all.claim_to_visible);
-	engine_set_measure(r, "take.retries", retries, "count");
-	engine_set_measure(r, "take.no_quorum", noq, "count");
+	engine_measure(r, M_TAKE_RETRIES, retries);
+	engine_measure(r, M_TAKE_NO_QUORUM, noq);
 	tk = json_object_get(json_object_get(r->measures, "history.takes"),
 	    "value");
 	takes = json_number_value(tk);
@@ -463,10 +459,10 @@ gather_takes(struct run *r)
 	floor_note(r, "take", &fc);
 	cpu -= r->take_cpu0;
 	floor = fc.sign_s + (double)(r->fleet.npeers - 1) * fc.verify_s;
-	engine_set_measure(r, "take.cpu_ms_per_take", cpu / takes * 1e3, "ms");
-	engine_set_measure(r, "take.cpu_floor_ms_per_take", floor * 1e3, "ms");
-	engine_set_measure(r, "take.cpu_over_floor", cpu / takes / floor, "ratio");
-	engine_set_measure(r, "take.wakeups_per_take", (wakeups - r->take_wake0) /
-	    takes, "ratio");
+	engine_measure(r, M_TAKE_CPU_MS_PER_TAKE, cpu / takes * 1e3);
+	engine_measure(r, M_TAKE_CPU_FLOOR_MS_PER_TAKE, floor * 1e3);
+	engine_measure(r, M_TAKE_CPU_OVER_FLOOR, cpu / takes / floor);
+	engine_measure(r, M_TAKE_WAKEUPS_PER_TAKE, (wakeups - r->take_wake0) /
+	    takes);
 }
 

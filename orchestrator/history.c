@@ -410,9 +410,8 @@ history_check(struct run *r)
 	}
 	json_decref(present);
 	if (r->had_take_step) {
-		engine_set_measure(r, "history.duplicates", (double)dup, "count");
-		engine_set_measure(r, "history.never_taken", (double)never,
-		    "count");
+		engine_measure(r, M_HISTORY_DUPLICATES, (double)dup);
+		engine_measure(r, M_HISTORY_NEVER_TAKEN, (double)never);
 	}
 	/* A run that wrote and took nothing has no history to report. */
 	if (json_object_size(r->writes) == 0 && !r->had_take_step &&
@@ -427,16 +426,13 @@ history_check(struct run *r)
 		json_object_del(r->measures, "history.never_taken");
 	} else {
 		if (any_live)
-			engine_set_measure(r, "history.lost", (double)lost,
-			    "count");
-		engine_set_measure(r, "history.writes", (double)json_object_size(
-		    r->writes), "count");
+			engine_measure(r, M_HISTORY_LOST, (double)lost);
+		engine_measure(r, M_HISTORY_WRITES, (double)json_object_size(
+		    r->writes));
 	}
-	engine_set_measure(r, "history.takes", (double)json_object_size(r->takes),
-	    "count");
+	engine_measure(r, M_HISTORY_TAKES, (double)json_object_size(r->takes));
 	if (r->take_end_ms > r->take_start_ms)
-		engine_set_measure(r, "throughput.takes_per_s",
+		engine_measure(r, M_THROUGHPUT_TAKES_PER_S,
 		    (double)r->take_target /
-		    ((double)(r->take_end_ms - r->take_start_ms) / 1000.0),
-		    "ops/s");
+		    ((double)(r->take_end_ms - r->take_start_ms) / 1000.0));
 }

@@ -146,9 +146,9 @@ run_checks(struct run *r)
 
 		if (m == NULL && strncmp(metric, "counters.", 9) == 0 &&
 		    json_object_get(r->counters, metric + 9) != NULL) {
-			engine_set_measure(r, metric,
+			engine_measure_counter(r, metric,
 			    json_number_value(json_object_get(
-			    r->counters, metric + 9)), "count");
+			    r->counters, metric + 9)));
 			m = json_object_get(r->measures, metric);
 		}
 
@@ -293,9 +293,9 @@ step_set(struct run *r, json_t *step, enum run_step_state to)
 		r->progress_ms = clock_mono_ms();
 		if (strcmp(json_string_value(json_object_get(step, "action")),
 		    "start") == 0 && to == STEP_DONE)
-			engine_set_measure(r, "fleet.start_ms",
+			engine_measure(r, M_FLEET_START_MS,
 			    (double)(clock_mono_ms() -
-			    r->step_start_ms), "ms");
+			    r->step_start_ms));
 		engine_timeline(r, "step_end", json_pack("{s:i, s:s, s:b}", "step",
 		    r->step, "name", r->step_name, "ok", to == STEP_DONE));
 		sample_progress(r, false);
@@ -408,11 +408,10 @@ run_scenario(struct run *r, json_t *scn, const struct run_opts *opts)
 		history_takes(r);
 	history_loads_end(r);
 	r->end_ms = clock_mono_ms();
-	engine_set_measure(r, "run.wall_ms", (double)(r->end_ms - r->t0_ms), "ms");
+	engine_measure(r, M_RUN_WALL_MS, (double)(r->end_ms - r->t0_ms));
 	if (r->sample_rounds > 0)
-		engine_set_measure(r, "engine.sample_round_ms",
-		    r->sample_round_max_ms,
-		    "ms");
+		engine_measure(r, M_ENGINE_SAMPLE_ROUND_MS,
+		    r->sample_round_max_ms);
 	gather_run(r);
 	content_gather(r);
 	history_check(r);
