@@ -25,6 +25,7 @@
 #include "engine.h"
 #include "fleet.h"
 #include "num.h"
+#include "step.h"
 #include "xmalloc.h"
 
 /* Seeds for a (re)starting peer: up to three live peers other than it. */
@@ -245,11 +246,11 @@ start_spawn(struct run *r, struct start_job *j)
  * lines are read on the loop as they come, all within the step's bound.
  */
 static int
-act_start(struct run *r, json_t *step, uint64_t deadline)
+act_start(struct run *r, const struct step *s, uint64_t deadline)
 {
 	json_int_t n = json_integer_value(json_object_get(json_object_get(
 	    r->scn, "fleet"), "peers"));
-	json_t *sel = json_object_get(step, "peers");
+	json_t *sel = s->u.start.peers;
 	struct peer *ps[FLEET_MAX_PEERS];
 	struct start_job *jobs;
 	int np, nready = 0, rc = 0;
@@ -257,7 +258,7 @@ act_start(struct run *r, json_t *step, uint64_t deadline)
 	while (r->fleet.npeers < n)
 		if (fleet_add(&r->fleet, NULL) == NULL)
 			return engine_fail(r, "too many peers");
-	if (sel == NULL || json_is_null(sel))
+	if (sel == NULL)
 		sel = json_string("all");
 	else
 		json_incref(sel);
@@ -314,12 +315,13 @@ static int	signal_one(struct run *, struct peer *, const char *, int,
 		    uint64_t);
 
 static int
-act_signal(struct run *r, json_t *step, int sig, uint64_t deadline)
+act_signal(struct run *r, const struct step *s, int sig, uint64_t deadline)
 {
 	struct peer *ps[FLEET_MAX_PEERS];
-	const char *action = json_string_value(json_object_get(step, "action"));
-	int np = engine_select(r, json_object_get(step, "peer"), ps,
-	    FLEET_MAX_PEERS, json_is_string(json_object_get(step, "peer")));
+	const char *action = s->action;
+	json_t *sel = s->u.peer.peer;
+	int np = engine_select(r, sel, ps, FLEET_MAX_PEERS,
+	    json_is_string(sel));
 
 	if (np <= 0)
 		return engine_fail(r, "%s: no such peer", action);
@@ -366,46 +368,45 @@ signal_one(struct run *r, struct peer *p, const char *action, int sig,
 }
 
 static int
-act_stop(struct run *r, json_t *step, uint64_t deadline)
+act_stop(struct run *r, const struct step *s, uint64_t deadline)
 {
-	return act_signal(r, step, SIGTERM, deadline);
+	return act_signal(r, s, SIGTERM, deadline);
 }
 
 static int
-act_kill(struct run *r, json_t *step, uint64_t deadline)
+act_kill(struct run *r, const struct step *s, uint64_t deadline)
 {
-	return act_signal(r, step, SIGKILL, deadline);
+	return act_signal(r, s, SIGKILL, deadline);
 }
 
 static int
-act_pause(struct run *r, json_t *step, uint64_t deadline)
+act_pause(struct run *r, const struct step *s, uint64_t deadline)
 {
-	return act_signal(r, step, SIGSTOP, deadline);
+	return act_signal(r, s, SIGSTOP, deadline);
 }
 
 static int
-act_resume(struct run *r, json_t *step, uint64_t deadline)
+act_resume(struct run *r, const struct step *s, uint64_t deadline)
 {
-	return act_signal(r, step, SIGCONT, deadline);
+	return act_signal(r, s, SIGCONT, deadline);
 }
 
 static int
-act_restart(struct run *r, json_t *step, uint64_t deadline)
+act_restart(struct run *r, const struct step *s, uint64_t deadline)
 {
 	struct peer *ps[FLEET_MAX_PEERS];
 	char *seeds[3];
 	int ns, np;
 
 	(void)deadline;
-	np = engine_select(r, json_object_get(step, "peer"), ps,
-	    FLEET_MAX_PEERS, false);
+	np = engine_select(r, s->u.peer.peer, ps, FLEET_MAX_PEERS, false);
 	if (np <= 0)
 		return engine_fail(r, "restart: no such peer");
 	for (int i = 0; i < np; i++) {
 		struct peer *p = ps[i];
 
 		if (fleet_live(p)) {
-			if (json_is_string(json_object_get(step, "peer")))
+			if (json_is_string(s->u.peer.peer))
 				continue;	/* "all": the ones that are down */
 			return engine_fail(r, "restart: %s is still running",
 			    p->name);
@@ -422,9 +423,9 @@ act_restart(struct run *r, json_t *step, uint64_t deadline)
 }
 
 static int
-act_join(struct run *r, json_t *step, uint64_t deadline)
+act_join(struct run *r, const struct step *s, uint64_t deadline)
 {
-	json_t *knobs = json_object_get(step, "knobs");
+	json_t *knobs = s->u.join.knobs;
 	struct peer *p;
 	char *seeds[3];
 	int ns;
@@ -438,10 +439,10 @@ act_join(struct run *r, json_t *step, uint64_t deadline)
 }
 
 static int
-act_connect(struct run *r, json_t *step, uint64_t deadline)
+act_connect(struct run *r, const struct step *s, uint64_t deadline)
 {
-	struct peer *from = engine_one_peer(r, step, "from");
-	struct peer *to = engine_one_peer(r, step, "to");
+	struct peer *from = engine_peer(r, s->u.connect.from);
+	struct peer *to = engine_peer(r, s->u.connect.to);
 	char err[256];
 	json_t *args, *res;
 
@@ -490,53 +491,49 @@ wait_loads(struct run *r, struct peer **ps, int np, const char *name,
 	return 0;
 }
 
-static const char *const write_keys[] = { "count", "rate", "type",
-    "payload_bytes", "lease_ms", NULL };
-static const char *const take_keys[] = { "workers", "type", "complete",
-    "timeout_ms", NULL };
-
-/* Start an in-peer load named after the step, with the step's keys. */
+/* Start an in-peer load named name on each peer: op, name, then keys. */
 static int
-start_loads(struct run *r, struct peer **ps, int np, json_t *step,
-    const char *op, const char *const *keys)
+start_loads(struct run *r, struct peer **ps, int np, const char *name,
+    const char *op, json_t *keys)
 {
-	json_t *name = json_object_get(step, "name");
 	char err[256];
+	int rc = 0;
 
-	for (int i = 0; i < np; i++) {
-		json_t *args = json_pack("{s:s, s:O}", "op", op, "name", name),
+	for (int i = 0; i < np && rc == 0; i++) {
+		json_t *args = json_pack("{s:s, s:s}", "op", op, "name", name),
 		    *res;
 
-		for (const char *const *k = keys; *k != NULL; k++)
-			json_object_set(args, *k, json_object_get(step, *k));
+		json_object_update(args, keys);
 		res = engine_call(r, ps[i], "load", args, CALL_MS, err,
 		    sizeof(err));
 		json_decref(args);
 		if (res == NULL)
-			return engine_fail(r, "%s: %s", json_string_value(name),
-			    err);
+			rc = engine_fail(r, "%s: %s", name, err);
 		json_decref(res);
 	}
-	return 0;
+	json_decref(keys);
+	return rc;
 }
 
+/*
+ * Start a bulk load (peerd's load "bulk") named name on p; type and
+ * lease_ms a write step's own (a reconcile step has none: NULL, -1).
+ */
 static int
 bulk_start(struct run *r, struct peer *p, const char *name, json_int_t seed,
-    json_int_t count, json_int_t from, json_int_t stamp_ms, json_t *step)
+    json_int_t count, json_int_t from, json_int_t stamp_ms,
+    json_int_t payload_bytes, const char *type, json_int_t lease_ms)
 {
 	char err[256];
 	json_t *args, *res;
 
-	args = json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:O}", "op", "bulk",
+	args = json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:I}", "op", "bulk",
 	    "name", name, "seed", seed, "count", count, "from", from,
-	    "stamp_ms", stamp_ms, "payload_bytes",
-	    json_object_get(step, "payload_bytes"));
-	/* a write step's own type and lease (a reconcile step has none) */
-	if (json_object_get(step, "type") != NULL)
-		json_object_set(args, "type", json_object_get(step, "type"));
-	if (json_object_get(step, "lease_ms") != NULL)
-		json_object_set(args, "lease_ms", json_object_get(step,
-		    "lease_ms"));
+	    "stamp_ms", stamp_ms, "payload_bytes", payload_bytes);
+	if (type != NULL)
+		json_object_set_new(args, "type", json_string(type));
+	if (lease_ms >= 0)
+		json_object_set_new(args, "lease_ms", json_integer(lease_ms));
 	res = engine_call(r, p, "load", args, CALL_MS, err, sizeof(err));
 	json_decref(args);
 	if (res == NULL)
@@ -555,12 +552,12 @@ bulk_start(struct run *r, struct peer *p, const char *name, json_int_t seed,
  * live peer.
  */
 static int
-write_bulk(struct run *r, json_t *step, struct peer **ws, int nw,
+write_bulk(struct run *r, const struct step *s, struct peer **ws, int nw,
     uint64_t deadline)
 {
+	const struct step_write *wr = &s->u.write;
 	struct peer *ps[FLEET_MAX_PEERS];
-	const char *name = json_string_value(json_object_get(step, "name"));
-	json_int_t count = json_integer_value(json_object_get(step, "count"));
+	const char *name = s->name;
 	json_int_t stamp = (json_int_t)(time(NULL) * 1000);
 	uint32_t h = 2166136261u;
 	char ln[96];
@@ -576,7 +573,8 @@ write_bulk(struct run *r, json_t *step, struct peer **ws, int nw,
 		    ws[w]->index);
 		for (int i = 0; i < np; i++)
 			if (bulk_start(r, ps[i], ln, (json_int_t)(h & 0x7fffffff) +
-			    ws[w]->index, count, 0, stamp, step) == -1)
+			    ws[w]->index, wr->count, 0, stamp, wr->payload_bytes,
+			    wr->type, wr->lease_ms) == -1)
 				return -1;
 		if (wait_loads(r, ps, np, ln, deadline) == -1 ||
 		    history_writes(r, ps[0], ln, "status", true) == -1)
@@ -586,25 +584,24 @@ write_bulk(struct run *r, json_t *step, struct peer **ws, int nw,
 }
 
 static int
-act_write(struct run *r, json_t *step, uint64_t deadline)
+act_write(struct run *r, const struct step *s, uint64_t deadline)
 {
+	const struct step_write *w = &s->u.write;
 	struct peer *ps[FLEET_MAX_PEERS];
-	const char *name = json_string_value(json_object_get(step, "name"));
-	json_t *ba;
+	const char *name = s->name;
 	int np;
 
 	gather_window_open(r);
-	np = engine_select(r, json_object_get(step, "peer"), ps,
-	    FLEET_MAX_PEERS, true);
+	np = engine_select(r, w->peer, ps, FLEET_MAX_PEERS, true);
 	if (np <= 0)
 		return engine_fail(r, "%s: no live peer selected", name);
-	ba = json_object_get(step, "bulk_above");
-	if (json_is_integer(ba) && json_integer_value(json_object_get(step,
-	    "count")) > json_integer_value(ba))
-		return write_bulk(r, step, ps, np, deadline);
-	if (start_loads(r, ps, np, step, "write", write_keys) == -1)
+	if (w->bulk_above >= 0 && w->count > w->bulk_above)
+		return write_bulk(r, s, ps, np, deadline);
+	if (start_loads(r, ps, np, name, "write", json_pack("{s:I, s:f, s:s, "
+	    "s:I, s:I}", "count", w->count, "rate", w->rate, "type", w->type,
+	    "payload_bytes", w->payload_bytes, "lease_ms", w->lease_ms)) == -1)
 		return -1;
-	if (!json_is_true(json_object_get(step, "wait"))) {
+	if (!w->wait) {
 		for (int i = 0; i < np; i++)
 			history_load_add(r, ps[i], name);
 		return 0;
@@ -628,16 +625,16 @@ act_write(struct run *r, json_t *step, uint64_t deadline)
 #define TAKE_LOOK_MS	250
 
 static int
-act_take(struct run *r, json_t *step, uint64_t deadline)
+act_take(struct run *r, const struct step *s, uint64_t deadline)
 {
+	const struct step_take *t = &s->u.take;
 	struct peer *ps[FLEET_MAX_PEERS];
-	const char *name = json_string_value(json_object_get(step, "name"));
-	json_int_t count = json_integer_value(json_object_get(step, "count"));
+	const char *name = s->name;
+	json_int_t count = t->count;	/* -1: null, every task written */
 	char err[256];
 	int np;
 
-	np = engine_select(r, json_object_get(step, "peer"), ps,
-	    FLEET_MAX_PEERS, true);
+	np = engine_select(r, t->peer, ps, FLEET_MAX_PEERS, true);
 	if (np <= 0)
 		return engine_fail(r, "%s: no live peer selected", name);
 	r->had_take_step = true;
@@ -648,9 +645,11 @@ act_take(struct run *r, json_t *step, uint64_t deadline)
 	gather_take_cpu_mark(r);
 	r->take_start_ms = clock_mono_ms();
 	r->take_end_ms = 0;
-	if (start_loads(r, ps, np, step, "take", take_keys) == -1)
+	if (start_loads(r, ps, np, name, "take", json_pack("{s:I, s:s, s:b, "
+	    "s:I}", "workers", t->workers, "type", t->type, "complete",
+	    t->complete, "timeout_ms", t->timeout_ms)) == -1)
 		return -1;
-	if (!json_is_true(json_object_get(step, "wait")))
+	if (!t->wait)
 		return 0;
 	for (uint64_t look = 0;;) {
 		if (clock_mono_ms() >= look) {
@@ -689,50 +688,48 @@ act_take(struct run *r, json_t *step, uint64_t deadline)
 
 /* The fault step in words, into the notes. */
 static void
-fault_describe(struct run *r, json_t *step)
+fault_describe(struct run *r, const struct step_fault *f)
 {
-	json_t *part = json_object_get(step, "partition");
-	char *sel = json_dumps(json_object_get(step, "peer"), JSON_ENCODE_ANY |
-	    JSON_COMPACT);
+	json_t *part = f->partition;
+	char *sel = f->peer != NULL ? json_dumps(f->peer, JSON_ENCODE_ANY |
+	    JSON_COMPACT) : NULL;
 
 	if (json_is_array(part)) {
 		char *g = json_dumps(part, JSON_COMPACT);
 
 		engine_fault_note(r, "partition %s", g);
 		free(g);
-	} else if (json_is_true(json_object_get(step, "clear")))
+	} else if (f->clear)
 		engine_fault_note(r, "faults cleared on peers %s",
 		    sel ? sel : "?");
 	else
 		engine_fault_note(r,
 		    "fault on peers %s toward %s: drop %g, delay %lld ms, "
-		    "jitter %lld ms", sel ? sel : "?", json_is_integer(
-		    json_object_get(step, "target")) ? "one peer" : "all",
-		    json_number_value(json_object_get(step, "drop")),
-		    (long long)json_integer_value(json_object_get(step,
-		    "delay_ms")), (long long)json_integer_value(json_object_get(
-		    step, "jitter_ms")));
+		    "jitter %lld ms", sel ? sel : "?", f->target >= 0 ?
+		    "one peer" : "all", f->drop, (long long)f->delay_ms,
+		    (long long)f->jitter_ms);
 	free(sel);
 }
 
 static int
-act_fault(struct run *r, json_t *step, uint64_t deadline)
+act_fault(struct run *r, const struct step *s, uint64_t deadline)
 {
+	const struct step_fault *f = &s->u.fault;
 	struct peer *ps[FLEET_MAX_PEERS];
-	json_t *part = json_object_get(step, "partition");
+	json_t *part = f->partition;
 	char err[256];
 	int np;
 
 	(void)deadline;
-	np = engine_select(r, json_is_array(part) ? NULL :
-	    json_object_get(step, "peer"), ps, FLEET_MAX_PEERS, true);
+	np = engine_select(r, json_is_array(part) ? NULL : f->peer, ps,
+	    FLEET_MAX_PEERS, true);
 	if (np < 0)
 		return engine_fail(r, "fault: a peer index out of range");
-	fault_describe(r, step);
+	fault_describe(r, f);
 	for (int i = 0; i < np; i++) {
 		json_t *args, *res;
 
-		if (json_is_true(json_object_get(step, "clear")))
+		if (f->clear)
 			args = json_pack("{s:b}", "clear", 1);
 		else if (json_is_array(part)) {
 			/* Cut this peer off from every peer outside its group. */
@@ -761,17 +758,13 @@ act_fault(struct run *r, json_t *step, uint64_t deadline)
 				json_array_clear(cut);
 			args = json_pack("{s:o}", "partition", cut);
 		} else {
-			json_t *target = json_object_get(step, "target");
 			const char *peer = "*";
 
-			if (json_is_integer(target) &&
-			    json_integer_value(target) < r->fleet.npeers)
-				peer = r->fleet.peers[json_integer_value(target)]->
-				    peer_id;
-			args = json_pack("{s:s, s:O, s:O, s:O}", "peer", peer,
-			    "drop", json_object_get(step, "drop"),
-			    "delay_ms", json_object_get(step, "delay_ms"),
-			    "jitter_ms", json_object_get(step, "jitter_ms"));
+			if (f->target >= 0 && f->target < r->fleet.npeers)
+				peer = r->fleet.peers[f->target]->peer_id;
+			args = json_pack("{s:s, s:f, s:I, s:I}", "peer", peer,
+			    "drop", f->drop, "delay_ms", f->delay_ms,
+			    "jitter_ms", f->jitter_ms);
 		}
 		engine_timeline(r, "fault", json_pack("{s:i, s:O}", "peer",
 		    ps[i]->index, "args", args));
@@ -786,10 +779,11 @@ act_fault(struct run *r, json_t *step, uint64_t deadline)
 }
 
 static int
-act_publish(struct run *r, json_t *step, uint64_t deadline)
+act_publish(struct run *r, const struct step *s, uint64_t deadline)
 {
-	struct peer *p = engine_one_peer(r, step, "peer");
-	double mib = json_number_value(json_object_get(step, "mebibytes"));
+	const struct step_publish *pb = &s->u.publish;
+	struct peer *p = engine_peer(r, pb->peer);
+	double mib = pb->mebibytes;
 	uint64_t now = clock_mono_ms();
 	char err[256];
 	json_t *args, *res;
@@ -797,9 +791,8 @@ act_publish(struct run *r, json_t *step, uint64_t deadline)
 	if (p == NULL || !fleet_live(p))
 		return engine_fail(r, "publish: the publisher is not running");
 	r->swarm_size = floor(mib * 1048576.0);
-	args = json_pack("{s:I, s:O, s:O}", "size", (json_int_t)r->swarm_size,
-	    "seed", json_object_get(step, "seed"), "piece_kib",
-	    json_object_get(step, "piece_kib"));
+	args = json_pack("{s:I, s:I, s:I}", "size", (json_int_t)r->swarm_size,
+	    "seed", pb->seed, "piece_kib", pb->piece_kib);
 	res = engine_call(r, p, "publish", args, now < deadline ?
 	    (int)(deadline - now) : 1000, err, sizeof(err));
 	json_decref(args);
@@ -819,7 +812,7 @@ act_publish(struct run *r, json_t *step, uint64_t deadline)
 }
 
 static int
-act_fetch(struct run *r, json_t *step, uint64_t deadline)
+act_fetch(struct run *r, const struct step *s, uint64_t deadline)
 {
 	struct peer *ps[FLEET_MAX_PEERS];
 	char err[256];
@@ -827,8 +820,7 @@ act_fetch(struct run *r, json_t *step, uint64_t deadline)
 
 	if (r->swarm_cid[0] == '\0')
 		return engine_fail(r, "fetch: nothing was published");
-	np = engine_select(r, json_object_get(step, "peer"), ps,
-	    FLEET_MAX_PEERS, true);
+	np = engine_select(r, s->u.fetch.peer, ps, FLEET_MAX_PEERS, true);
 	if (np <= 0)
 		return engine_fail(r, "fetch: no live peer selected");
 	for (int i = 0; i < np; i++) {
@@ -848,24 +840,23 @@ act_fetch(struct run *r, json_t *step, uint64_t deadline)
 		engine_timeline(r, "fetch_started", json_pack("{s:i, s:s}", "peer",
 		    ps[i]->index, "cid", r->swarm_cid));
 	}
-	if (!json_is_true(json_object_get(step, "wait")))
+	if (!s->u.fetch.wait)
 		return 0;
 	return content_wait_fetched(r, deadline);
 }
 
 static int
-act_wait(struct run *r, json_t *step, uint64_t deadline)
+act_wait(struct run *r, const struct step *s, uint64_t deadline)
 {
-	const char *until = json_string_value(json_object_get(step, "until"));
-	const char *measure = json_string_value(json_object_get(step,
-	    "measure"));
+	const struct step_wait *w = &s->u.wait;
+	const char *until = w->until, *measure = w->measure;
 	uint64_t start = clock_mono_ms();
 	char why[300] = "";
 
-	if (cond_eval(r, step, deadline, why, sizeof(why)) == -2)
+	if (cond_eval(r, w, deadline, why, sizeof(why)) == -2)
 		return engine_fail(r, "unknown condition \"%s\"", until);
 	for (;;) {
-		int ok = cond_eval(r, step, deadline, why, sizeof(why));
+		int ok = cond_eval(r, w, deadline, why, sizeof(why));
 
 		if (ok == -1)
 			return -1;
@@ -875,12 +866,10 @@ act_wait(struct run *r, json_t *step, uint64_t deadline)
 			if (measure != NULL)
 				engine_note(r,
 				    "%s: not reached within its bound, so "
-				    "%s is UNKNOWN", json_string_value(
-				    json_object_get(step, "name")), measure);
+				    "%s is UNKNOWN", s->name, measure);
 			return engine_fail(r,
 			    "%s: \"%s\" not reached within its bound "
-			    "(%s)", json_string_value(json_object_get(step,
-			    "name")), until, why);
+			    "(%s)", s->name, until, why);
 		}
 		if (engine_housekeep(r) == -1)
 			return -1;
@@ -893,10 +882,9 @@ act_wait(struct run *r, json_t *step, uint64_t deadline)
 }
 
 static int
-act_sleep(struct run *r, json_t *step, uint64_t deadline)
+act_sleep(struct run *r, const struct step *s, uint64_t deadline)
 {
-	uint64_t until = clock_mono_ms() + (uint64_t)json_integer_value(
-	    json_object_get(step, "ms"));
+	uint64_t until = clock_mono_ms() + (uint64_t)s->u.sleep.ms;
 
 	(void)deadline;
 	while (clock_mono_ms() < until) {
@@ -914,25 +902,25 @@ act_sleep(struct run *r, json_t *step, uint64_t deadline)
  * naming the kinds that spent the most frames.
  */
 static int
-act_rest(struct run *r, json_t *step, uint64_t deadline)
+act_rest(struct run *r, const struct step *s, uint64_t deadline)
 {
 	json_t *b, *e;
 	uint64_t t0 = clock_mono_ms();
-	double s, peers, frames;
+	double secs, peers, frames;
 	size_t nk;
 	char kinds[512], num[NUM_BUF];
 
-	if (json_integer_value(json_object_get(step, "ms")) == 0)
+	if (s->u.sleep.ms == 0)
 		return 0;	/* a scenario's rest turned off */
 	b = gather_fleet_sum(r);
-	if (act_sleep(r, step, deadline) == -1) {
+	if (act_sleep(r, s, deadline) == -1) {
 		json_decref(b);
 		return -1;
 	}
 	e = gather_fleet_sum(r);
-	s = (double)(clock_mono_ms() - t0) / 1000.0;
+	secs = (double)(clock_mono_ms() - t0) / 1000.0;
 	peers = json_number_value(json_object_get(e, "peers"));
-	if (peers < 1 || s <= 0 || json_number_value(json_object_get(b,
+	if (peers < 1 || secs <= 0 || json_number_value(json_object_get(b,
 	    "peers")) != peers) {
 		engine_note(r, "rest: %g of the peers answered at the start and %g "
 		    "at the end; fleet.rest_* not measured",
@@ -942,7 +930,7 @@ act_rest(struct run *r, json_t *step, uint64_t deadline)
 		return 0;
 	}
 #define REST_D(name) ((json_number_value(json_object_get(e, name)) - \
-	json_number_value(json_object_get(b, name))) / peers / s)
+	json_number_value(json_object_get(b, name))) / peers / secs)
 	frames = REST_D("frames.out");
 	engine_measure(r, M_FLEET_REST_FRAMES_PER_PEER_S, frames);
 	engine_measure(r, M_FLEET_REST_BYTES_PER_PEER_S, REST_D("bytes.out"));
@@ -951,10 +939,10 @@ act_rest(struct run *r, json_t *step, uint64_t deadline)
 	engine_measure(r, M_FLEET_REST_WAKEUPS_PER_PEER_S,
 	    REST_D("process.wakeups"));
 #undef REST_D
-	nk = gather_kinds_text(b, e, peers * s, 6, kinds, sizeof(kinds));
+	nk = gather_kinds_text(b, e, peers * secs, 6, kinds, sizeof(kinds));
 	engine_note(r, "rest: %.0f peers for %.1f s sent %s frames per peer "
 	    "per second (%s); the engine called each peer once every %.1f s "
-	    "(the watchdog's round)", peers, s, num_human(frames, "", num,
+	    "(the watchdog's round)", peers, secs, num_human(frames, "", num,
 	    sizeof(num)), nk ? kinds : "none", (double)watch_round_ms(
 	    r->fleet.npeers, r->opts.watch_ms) / 1000.0);
 	json_decref(b);
@@ -963,18 +951,16 @@ act_rest(struct run *r, json_t *step, uint64_t deadline)
 }
 
 static int
-act_mark(struct run *r, json_t *step, uint64_t deadline)
+act_mark(struct run *r, const struct step *s, uint64_t deadline)
 {
 	(void)r;
-	(void)step;
+	(void)s;
 	(void)deadline;
 	return 0;
 }
 
-/* The engine's half of ACTIONS() (action.h): a step's function by name. */
 /* ---- set reconciliation ----------------------------------------------- */
 
-/* Start a bulk load (peerd's load "bulk") named name on p. */
 /*
  * reconcile: with common > 0 both peers first bulk-load the same common
  * entries; each then loads its own half of diff (seeds from the step's
@@ -987,15 +973,16 @@ static const char *const recon_keys[] = { "rounds", "bytes", "record_bytes",
     "records", "ms", NULL };
 
 static int
-act_reconcile(struct run *r, json_t *step, uint64_t deadline)
+act_reconcile(struct run *r, const struct step *s, uint64_t deadline)
 {
-	struct peer *ps[2] = { engine_one_peer(r, step, "peer"),
-	    engine_one_peer(r, step, "with") };
-	const char *method = json_string_value(json_object_get(step, "method"));
-	const char *name = json_string_value(json_object_get(step, "name"));
-	json_int_t common = json_integer_value(json_object_get(step, "common"));
-	json_int_t diff = json_integer_value(json_object_get(step, "diff"));
-	json_int_t seed = json_integer_value(json_object_get(step, "seed"));
+	const struct step_reconcile *rs = &s->u.reconcile;
+	struct peer *ps[2] = { engine_peer(r, rs->peer),
+	    engine_peer(r, rs->with) };
+	const char *method = rs->method;
+	const char *name = s->name;
+	json_int_t common = rs->common;
+	json_int_t diff = rs->diff;
+	json_int_t seed = rs->seed;
 	json_int_t stamp = (json_int_t)(time(NULL) * 1000);
 	json_t *args, *res, *sp[2] = { NULL, NULL };
 	char err[256], ln[96], m[80];
@@ -1010,7 +997,7 @@ act_reconcile(struct run *r, json_t *step, uint64_t deadline)
 		snprintf(ln, sizeof(ln), "%s.common", name);
 		for (int i = 0; i < 2; i++)
 			if (bulk_start(r, ps[i], ln, 1, common, 0, stamp,
-			    step) == -1)
+			    rs->payload_bytes, NULL, -1) == -1)
 				return -1;
 		if (wait_loads(r, ps, 2, ln, deadline) == -1)
 			return -1;
@@ -1021,7 +1008,7 @@ act_reconcile(struct run *r, json_t *step, uint64_t deadline)
 
 		/* after the common entries in FIFO order, as new writes are */
 		if (n > 0 && bulk_start(r, ps[i], ln, 1000 + 2 * seed + i, n,
-		    1000000000, stamp, step) == -1)
+		    1000000000, stamp, rs->payload_bytes, NULL, -1) == -1)
 			return -1;
 	}
 	if (wait_loads(r, ps, 2, ln, deadline) == -1)
@@ -1076,23 +1063,19 @@ act_reconcile(struct run *r, json_t *step, uint64_t deadline)
 	return rc;
 }
 
-#define ACTION_EXEC(n, fields, check) { #n, act_##n },
-static const struct {
-	const char	*name;
-	int		(*exec)(struct run *, json_t *, uint64_t);
-} actions[] = { ACTIONS(ACTION_EXEC) };
+/* The engine's half of ACTIONS() (action.h): a step's function by action. */
+#define ACTION_EXEC(n, fields, check) [ACTION_##n] = act_##n,
+static int (*const actions[ACTION_COUNT])(struct run *, const struct step *,
+    uint64_t) = { ACTIONS(ACTION_EXEC) };
 #undef ACTION_EXEC
 
 int
-act_run(struct run *r, json_t *step)
+act_run(struct run *r, const struct step *s)
 {
-	const char *a = json_string_value(json_object_get(step, "action"));
-	json_t *tmo = json_object_get(step, "timeout_s");
 	uint64_t deadline = clock_mono_ms() + (uint64_t)(1000.0 *
-	    (json_is_number(tmo) ? json_number_value(tmo) : 60));
+	    (isnan(s->timeout_s) ? 60 : s->timeout_s));
 
-	for (size_t i = 0; i < sizeof(actions) / sizeof(actions[0]); i++)
-		if (strcmp(actions[i].name, a) == 0)
-			return actions[i].exec(r, step, deadline);
-	return engine_fail(r, "unknown action \"%s\"", a);
+	if (s->act >= ACTION_COUNT)
+		return engine_fail(r, "unknown action \"%s\"", s->action);
+	return actions[s->act](r, s, deadline);
 }

@@ -90,15 +90,15 @@ overlay_one(struct run *r, int i, struct peer *p, json_t *res, void *arg)
  * (engine_call_each).
  */
 static int
-cond_connected(struct run *r, json_t *step, uint64_t deadline, char *why,
-    size_t len)
+cond_connected(struct run *r, const struct step_wait *w, uint64_t deadline,
+    char *why, size_t len)
 {
 	int n = r->fleet.npeers, reached = 0, *queue, qh = 0, qt = 0;
 	struct overlay o;
 	uint8_t *seen;
 	int rc = 0;
 
-	(void)step;
+	(void)w;
 	(void)deadline;
 	memset(&o, 0, sizeof(o));
 	o.n = n;
@@ -194,13 +194,13 @@ digest_one(struct run *r, int i, struct peer *p, json_t *res, void *arg)
 }
 
 static int
-cond_converged(struct run *r, json_t *step, uint64_t deadline, char *why,
-    size_t len)
+cond_converged(struct run *r, const struct step_wait *w, uint64_t deadline,
+    char *why, size_t len)
 {
 	struct agree a;
 	json_t *args;
 
-	(void)step;
+	(void)w;
 	(void)deadline;
 	memset(&a, 0, sizeof(a));
 	a.bad = -1;
@@ -246,12 +246,12 @@ ids_one(struct run *r, int i, struct peer *p, json_t *res, void *arg)
 
 /* Every written id on every running peer. */
 static int
-cond_visible(struct run *r, json_t *step, uint64_t deadline, char *why,
-    size_t len)
+cond_visible(struct run *r, const struct step_wait *w, uint64_t deadline,
+    char *why, size_t len)
 {
 	struct agree a;
 
-	(void)step;
+	(void)w;
 	(void)deadline;
 	history_loads_look(r);
 	memset(&a, 0, sizeof(a));
@@ -298,10 +298,10 @@ fleet_counter(struct run *r, const char *name, bool *ok)
 
 /* Every fetcher complete (wait_fetched waits itself, bounded). */
 static int
-cond_fetched(struct run *r, json_t *step, uint64_t deadline, char *why,
-    size_t len)
+cond_fetched(struct run *r, const struct step_wait *w, uint64_t deadline,
+    char *why, size_t len)
 {
-	(void)step;
+	(void)w;
 	(void)why;
 	(void)len;
 	return content_wait_fetched(r, deadline) == -1 ? -1 : 1;
@@ -309,10 +309,10 @@ cond_fetched(struct run *r, json_t *step, uint64_t deadline, char *why,
 
 /* Every task written so far taken. */
 static int
-cond_taken(struct run *r, json_t *step, uint64_t deadline, char *why,
-    size_t len)
+cond_taken(struct run *r, const struct step_wait *w, uint64_t deadline,
+    char *why, size_t len)
 {
-	(void)step;
+	(void)w;
 	(void)deadline;
 	history_loads_look(r);
 	history_takes(r);
@@ -323,10 +323,10 @@ cond_taken(struct run *r, json_t *step, uint64_t deadline, char *why,
 
 /* A measure (or a fleet counter) against the step's op and value. */
 static int
-cond_metric(struct run *r, json_t *step, uint64_t deadline, char *why,
-    size_t len)
+cond_metric(struct run *r, const struct step_wait *w, uint64_t deadline,
+    char *why, size_t len)
 {
-	const char *m = json_string_value(json_object_get(step, "metric"));
+	const char *m = w->metric;
 	json_t *mv = json_object_get(json_object_get(r->measures, m), "value");
 	bool have = json_is_number(mv);
 	double v = have ? json_number_value(mv) : 0;
@@ -335,8 +335,7 @@ cond_metric(struct run *r, json_t *step, uint64_t deadline, char *why,
 	if (strncmp(m, "counters.", 9) == 0)
 		v = fleet_counter(r, m + 9, &have);
 	snprintf(why, len, "%s = %g", m, v);
-	return have && engine_compare(v, json_string_value(json_object_get(step,
-	    "op")), json_number_value(json_object_get(step, "value")));
+	return have && engine_compare(v, w->op, w->value);
 }
 
 /*
@@ -346,19 +345,19 @@ cond_metric(struct run *r, json_t *step, uint64_t deadline, char *why,
 #define COND_ROW(n) { #n, cond_##n },
 static const struct {
 	const char	*name;
-	int		(*eval)(struct run *, json_t *, uint64_t, char *,
-			    size_t);
+	int		(*eval)(struct run *, const struct step_wait *, uint64_t,
+			    char *, size_t);
 } conditions[] = { CONDITIONS(COND_ROW) };
 #undef COND_ROW
 
 int
-cond_eval(struct run *r, json_t *step, uint64_t deadline, char *why,
-    size_t len)
+cond_eval(struct run *r, const struct step_wait *w, uint64_t deadline,
+    char *why, size_t len)
 {
-	const char *until = json_string_value(json_object_get(step, "until"));
+	const char *until = w->until;
 
 	for (size_t c = 0; c < sizeof(conditions) / sizeof(conditions[0]); c++)
 		if (until != NULL && strcmp(conditions[c].name, until) == 0)
-			return conditions[c].eval(r, step, deadline, why, len);
+			return conditions[c].eval(r, w, deadline, why, len);
 	return -2;
 }

@@ -408,16 +408,11 @@ engine_select(struct run *r, json_t *sel, struct peer **out, int max,
 }
 
 struct peer *
-engine_one_peer(struct run *r, json_t *step, const char *key)
+engine_peer(struct run *r, json_int_t k)
 {
-	struct peer *p[1];
-	json_t *sel = json_object_get(step, key);
-
-	if (json_is_array(sel) && json_array_size(sel) == 1)
-		sel = json_array_get(sel, 0);
-	if (!json_is_integer(sel) || engine_select(r, sel, p, 1, false) != 1)
+	if (k < 0 || k >= r->fleet.npeers)
 		return NULL;
-	return p[0];
+	return r->fleet.peers[k];
 }
 
 bool

@@ -18,6 +18,7 @@
 #include "ctl.h"
 #include "measures.h"
 #include "run.h"
+#include "step.h"
 
 #define CALL_MS		5000	/* bound on one control request */
 #define ENGINE_EACH_WINDOW	64	/* engine_call_each's calls in flight */
@@ -83,8 +84,8 @@ int		 engine_housekeep(struct run *r);
 /* The peers of a selector into out; -1 for an index out of range. */
 int		 engine_select(struct run *r, json_t *sel, struct peer **out, int max,
 		    bool live_only);
-/* The one peer step[key] names, or NULL. */
-struct peer	*engine_one_peer(struct run *r, json_t *step, const char *key);
+/* The peer of index k, or NULL. */
+struct peer	*engine_peer(struct run *r, json_int_t k);
 /* a OP b for OP in < <= == != >= >. */
 bool		 engine_compare(double a, const char *op, double b);
 void		 engine_write_json(const char *path, json_t *j);
@@ -114,12 +115,13 @@ size_t		 gather_kinds_text(json_t *from, json_t *to, double div,
 /* ---- act.c: the actions ------------------------------------------------- */
 
 /* Run step by its action (ACTIONS() in action.h), within its timeout_s. */
-int		 act_run(struct run *r, json_t *step);
+int		 act_run(struct run *r, const struct step *s);
 
 /* ---- cond.c: the wait conditions ---------------------------------------- */
 
 /* The step's "until": 1 holds, 0 not yet, -1 stop, -2 no such condition. */
-int		 cond_eval(struct run *r, json_t *step, uint64_t deadline,
+int		 cond_eval(struct run *r, const struct step_wait *w,
+		    uint64_t deadline,
 		    char *why, size_t len);
 
 /* ---- content.c: the content swarm --------------------------------------- */

@@ -272,7 +272,7 @@ drop_content(struct run *r)
  * progress mark, the progress line).
  */
 static void
-step_set(struct run *r, json_t *step, enum run_step_state to)
+step_set(struct run *r, const struct step *s, enum run_step_state to)
 {
 	enum run_step_state from = r->step_state;
 
@@ -281,9 +281,9 @@ step_set(struct run *r, json_t *step, enum run_step_state to)
 		return;
 	}
 	if (to == STEP_RUNNING && from == STEP_PENDING) {
-		engine_timeline(r, "step_start", json_pack("{s:i, s:s, s:O}",
+		engine_timeline(r, "step_start", json_pack("{s:i, s:s, s:s}",
 		    "step", r->step, "name", r->step_name, "action",
-		    json_object_get(step, "action")));
+		    s->action));
 		r->step_start_ms = clock_mono_ms();
 		if (r->opts.verbose > 0)
 			fprintf(stderr, "%s%s\n", r->tty ? "\r\033[K" : "",
@@ -291,8 +291,7 @@ step_set(struct run *r, json_t *step, enum run_step_state to)
 	} else if ((to == STEP_DONE || to == STEP_FAILED) &&
 	    from == STEP_RUNNING) {
 		r->progress_ms = clock_mono_ms();
-		if (strcmp(json_string_value(json_object_get(step, "action")),
-		    "start") == 0 && to == STEP_DONE)
+		if (s->act == ACTION_start && to == STEP_DONE)
 			engine_measure(r, M_FLEET_START_MS,
 			    (double)(clock_mono_ms() -
 			    r->step_start_ms));
@@ -307,13 +306,11 @@ step_set(struct run *r, json_t *step, enum run_step_state to)
 
 /* A pending step's turn: its at_ms, within the run's bound. -1: stop. */
 static int
-step_wait_turn(struct run *r, json_t *step, uint64_t run_deadline,
+step_wait_turn(struct run *r, const struct step *s, uint64_t run_deadline,
     json_int_t timeout_s)
 {
-	json_t *at = json_object_get(step, "at_ms");
-
-	if (json_is_integer(at))
-		while (engine_ms(r) < (uint64_t)json_integer_value(at)) {
+	if (s->at_ms >= 0)
+		while (engine_ms(r) < (uint64_t)s->at_ms) {
 			if (engine_housekeep(r) == -1)
 				break;
 			engine_nap(r);
@@ -389,14 +386,20 @@ run_scenario(struct run *r, json_t *scn, const struct run_opts *opts)
 	raise_nofile(r);
 	timers_start(r);
 	json_array_foreach(steps, i, step) {
+		struct step st;
+		char err[300];
+
 		r->step = (int)i;
-		r->step_name = json_string_value(json_object_get(step, "name"));
-		step_set(r, step, STEP_PENDING);
-		if (step_wait_turn(r, step, run_deadline, timeout_s) == -1)
+		if (step_read(step, &st, err, sizeof(err)) == -1) {
+			engine_fail(r, "steps[%zu]: %s", i, err);
 			break;
-		step_set(r, step, STEP_RUNNING);
-		step_set(r, step, act_run(r,
-		    step) == 0 && engine_housekeep(r) == 0 ?
+		}
+		r->step_name = st.name;
+		step_set(r, &st, STEP_PENDING);
+		if (step_wait_turn(r, &st, run_deadline, timeout_s) == -1)
+			break;
+		step_set(r, &st, STEP_RUNNING);
+		step_set(r, &st, act_run(r, &st) == 0 && engine_housekeep(r) == 0 ?
 		    STEP_DONE : STEP_FAILED);
 		if (r->step_state == STEP_FAILED)
 			break;
