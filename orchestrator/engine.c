@@ -18,6 +18,7 @@
 #include "ctl.h"
 #include "engine.h"
 #include "fleet.h"
+#include "hist.h"
 #include "log.h"
 #include "measures.h"
 #include "xmalloc.h"
@@ -116,6 +117,23 @@ engine_measure(struct run *r, enum measure_id id, double value)
 	const struct measure_info *mi = measures_row(id);
 
 	measure_store(r, mi->name, value, mi);
+}
+
+void
+engine_measure_hist(struct run *r, enum measure_id id, const struct hist *h)
+{
+	const struct measure_info *mi = measures_row(id);
+
+	if (hist_count(h) == 0)
+		return;
+	json_object_set_new(r->measures, mi->name, json_pack(
+	    "{s:s, s:I, s:I, s:I, s:I, s:I, s:I}", "unit", mi->unit,
+	    "count", (json_int_t)hist_count(h),
+	    "p50", (json_int_t)hist_percentile(h, 50),
+	    "p90", (json_int_t)hist_percentile(h, 90),
+	    "p99", (json_int_t)hist_percentile(h, 99),
+	    "p999", (json_int_t)hist_percentile(h, 99.9),
+	    "max", (json_int_t)hist_max(h)));
 }
 
 int

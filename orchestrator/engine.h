@@ -50,7 +50,13 @@ int		 engine_fail(struct run *r, const char *fmt, ...)
 		    __attribute__((format(printf, 2, 3)));
 /* The measure id of MEASURES() (measures.h), in the row's unit. */
 void		 engine_measure(struct run *r, enum measure_id id, double value);
-/* The same by a name made at run time; one MEASURES() lacks: engine_fail. */
+/* A latency measure id (microseconds) from the fleet's merged histogram;
+ * an empty one sets nothing. */
+struct hist;
+void		 engine_measure_hist(struct run *r, enum measure_id id,
+		    const struct hist *h);
+/* engine_measure() by a name made at run time; one MEASURES() lacks
+ * stops the run (engine_fail): -1. */
 int		 engine_measure_named(struct run *r, const char *name,
 		    double value);
 /* A wait step's own measure: how long it waited (measures_wait()'s row). */

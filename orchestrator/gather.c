@@ -24,21 +24,6 @@
 #include "num.h"
 #include "xmalloc.h"
 
-static void
-hist_measure(struct run *r, const char *name, struct hist *h)
-{
-	if (hist_count(h) == 0)
-		return;
-	json_object_set_new(r->measures, name, json_pack(
-	    "{s:s, s:I, s:I, s:I, s:I, s:I, s:I}", "unit", "us",
-	    "count", (json_int_t)hist_count(h),
-	    "p50", (json_int_t)hist_percentile(h, 50),
-	    "p90", (json_int_t)hist_percentile(h, 90),
-	    "p99", (json_int_t)hist_percentile(h, 99),
-	    "p999", (json_int_t)hist_percentile(h, 99.9),
-	    "max", (json_int_t)hist_max(h)));
-}
-
 /*
  * A peer's frames sent by kind (its counters' frames.out_by_kind object)
  * added to sum as flat "frames.out_by_kind.<kind>" numbers, so the window
@@ -345,9 +330,11 @@ gather_run(struct run *r)
 		json_array_append_new(r->peer_rows, g.rows[i]);
 	free(g.rows);
 	starved_note(r);
-	hist_measure(r, "gossip.write_to_visible", &g.all.write_to_visible);
-	hist_measure(r, "throughput.write_to_take", &g.all.write_to_take);
-	hist_measure(r, "control.rtt", &g.all.control_rtt);
+	engine_measure_hist(r, M_GOSSIP_WRITE_TO_VISIBLE,
+	    &g.all.write_to_visible);
+	engine_measure_hist(r, M_THROUGHPUT_WRITE_TO_TAKE,
+	    &g.all.write_to_take);
+	engine_measure_hist(r, M_CONTROL_RTT, &g.all.control_rtt);
 	if (g.have_metrics) {
 		engine_measure(r, M_FLEET_FRAMES_OUT, g.frames_out);
 		engine_measure(r, M_FLEET_BYTES_OUT, g.bytes_out);
@@ -446,7 +433,7 @@ gather_takes(struct run *r)
 	}
 	if (have == 0)
 		return;
-	hist_measure(r, "take.claim_to_visible", &all.claim_to_visible);
+	engine_measure_hist(r, M_TAKE_CLAIM_TO_VISIBLE, &all.claim_to_visible);
 	engine_measure(r, M_TAKE_RETRIES, retries);
 	engine_measure(r, M_TAKE_NO_QUORUM, noq);
 	tk = json_object_get(json_object_get(r->measures, "history.takes"),

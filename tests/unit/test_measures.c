@@ -58,6 +58,9 @@ START_TEST(test_ids_are_the_names)
 		ck_assert_str_eq(measures_row(rows[i].m)->name, rows[i].name);
 		ck_assert_ptr_eq(measures_find(rows[i].name),
 		    measures_row(rows[i].m));
+		/* A latency is a histogram of microseconds. */
+		if (measures_row(rows[i].m)->latency)
+			ck_assert_str_eq(measures_row(rows[i].m)->unit, "us");
 	}
 }
 END_TEST
