@@ -160,6 +160,42 @@ engine_measure_counter(struct run *r, const char *name, double value)
 	measure_store(r, name, value, measures_counter());
 }
 
+void
+engine_blame(struct run *r, struct peer *p)
+{
+	size_t used = strlen(r->hang_peers);
+
+	if (p->stuck)
+		return;
+	p->stuck = true;
+	snprintf(r->hang_peers + used, sizeof(r->hang_peers) - used, "%s%s",
+	    used ? ", " : "", p->name);
+}
+
+/*
+ * The watchdog trips: p (NULL: the fleet) missed a bound.  The run stops
+ * at once — every wait on the loop returns — and the driver captures
+ * every peer before the teardown (watch_capture).
+ */
+void
+engine_trip(struct run *r, struct peer *p, const char *why)
+{
+	/* Done, or a peer the scenario paused: an answer is not due. */
+	if (r->hang_done || (p != NULL && p->state == PEER_PAUSED))
+		return;
+	if (p != NULL)
+		engine_blame(r, p);
+	if (!r->hang) {
+		r->hang = true;
+		snprintf(r->hang_why, sizeof(r->hang_why), "%s", why);
+		engine_timeline(r, "watchdog", json_pack("{s:s, s:s, s:s}", "why",
+		    why,
+		    "step", r->step_name ? r->step_name : "", "peer", p != NULL ?
+		    p->name : ""));
+	}
+	event_base_loopbreak(r->base);
+}
+
 struct waiter {
 	bool		 done, abandoned;
 	enum ctl_status	 st;
@@ -217,7 +253,7 @@ engine_call(struct run *r, struct peer *p, const char *cmd, json_t *args,
 		return NULL;
 	}
 	if (w->st == CTL_TIMEOUT)
-		watch_trip(r, p, w->err);
+		engine_trip(r, p, w->err);
 	snprintf(err, errlen, "%.250s", w->err);
 	res = w->st == CTL_OK ? w->res : NULL;
 	if (res == NULL)
@@ -258,7 +294,7 @@ each_cb(struct peer *p, enum ctl_status st, json_t *res, const char *err,
 	e->inflight--;
 	if (!e->abandoned) {
 		if (st == CTL_TIMEOUT)
-			watch_trip(e->r, p, err);
+			engine_trip(e->r, p, err);
 		e->fn(e->r, k->index, p, st == CTL_OK ? res : NULL, e->arg);
 		each_issue(e);
 	} else if (e->inflight == 0) {

@@ -64,6 +64,10 @@ void		 engine_measure_wait(struct run *r, const char *name, double ms);
 /* counters.NAME, a peerd counter summed (measures_counter()'s row). */
 void		 engine_measure_counter(struct run *r, const char *name,
 		    double value);
+/* p (NULL: the fleet) missed a bound: stop the run for a capture. */
+void		 engine_trip(struct run *r, struct peer *p, const char *why);
+/* p missed a bound: marked stuck and named once in the run's hang_peers. */
+void		 engine_blame(struct run *r, struct peer *p);
 /* One control call awaited on the loop (timers running); NULL with err. */
 json_t		*engine_call(struct run *r, struct peer *p, const char *cmd,
 		    json_t *args, int timeout_ms, char *err, size_t errlen);
@@ -180,8 +184,6 @@ void		 sample_collect_tick(evutil_socket_t fd, short what, void *arg);
 
 /* ---- watch.c: the watchdog ---------------------------------------------- */
 
-/* p (NULL: the fleet) missed a bound: stop the run for a capture. */
-void		 watch_trip(struct run *r, struct peer *p, const char *why);
 /* The answer to the watchdog's call to p (a hello or a sample). */
 void		 watch_answer(struct run *r, struct peer *p, enum ctl_status st,
 		    const json_t *res, const char *err);

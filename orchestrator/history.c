@@ -46,7 +46,7 @@ takes_cb(struct peer *p, enum ctl_status st, json_t *res, const char *err,
 
 	p->takes_inflight = false;
 	if (st == CTL_TIMEOUT)
-		watch_trip(r, p, err);
+		engine_trip(r, p, err);
 	if (st != CTL_OK)
 		return;
 	json_array_foreach(json_object_get(res, "takes"), i, v) {
@@ -243,7 +243,7 @@ count_cb(struct peer *p, enum ctl_status st, json_t *res, const char *err,
 	json_t *l = load_of(a), *w;
 
 	if (st == CTL_TIMEOUT)
-		watch_trip(a->r, p, err);
+		engine_trip(a->r, p, err);
 	if (l != NULL) {
 		json_object_del(l, "asking");
 		w = json_object_get(json_array_get(json_object_get(res,
