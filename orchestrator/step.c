@@ -10,32 +10,45 @@
 
 #include "step.h"
 
-/* Each reader: v (NULL when absent) into *out; -1 wrong kind. */
+/*
+ * Each reader: v (NULL when absent) into *out, its absent mark when v is
+ * absent or null; -1 when v is not of the kind, or is absent and required.
+ * present(): 1 v is a value of the kind (ok), 0 absent and allowed, -1 not.
+ */
 static int
-absent(const json_t *v, int flags)
+present(const json_t *v, int flags, bool ok)
 {
-	if (v != NULL && !json_is_null(v))
-		return 0;
-	return flags & F_REQ ? -1 : 1;
+	if (v == NULL || json_is_null(v))
+		return flags & F_REQ ? -1 : 0;
+	return ok ? 1 : -1;
 }
 
-static int
-read_int(const json_t *v, int flags, json_int_t *out)
-{
-	int a = absent(v, flags);
-
-	*out = -1;
-	if (a != 0)
-		return a == 1 ? 0 : -1;
-	if (!json_is_integer(v))
-		return -1;
-	*out = json_integer_value(v);
-	return 0;
+/* A reader of one C type: is() the kind's test, get() its value. */
+#define READER(name, type, is, get, none)				\
+static int								\
+name(const json_t *v, int flags, type *out)				\
+{									\
+	int p = present(v, flags, is(v));				\
+									\
+	*out = p == 1 ? get(v) : (none);				\
+	return p < 0 ? -1 : 0;						\
 }
+
+READER(read_int, json_int_t, json_is_integer, json_integer_value, -1)
+READER(read_FK_NUM, double, json_is_number, json_number_value, NAN)
+READER(read_bool, bool, json_is_boolean, json_is_true, false)
+READER(read_str, const char *, json_is_string, json_string_value, NULL)
+#undef READER
 
 #define read_FK_INT	read_int
 #define read_FK_INDEX	read_int
+#define read_FK_BOOL	read_bool
+#define read_FK_TRUE	read_bool
+#define read_FK_STR	read_str
+#define read_FK_ENUM	read_str
+#define read_FK_TYPE	read_str
 
+/* FK_TARGET: "*" is every peer, as absent: -1. */
 static int
 read_FK_TARGET(const json_t *v, int flags, json_int_t *out)
 {
@@ -46,65 +59,14 @@ read_FK_TARGET(const json_t *v, int flags, json_int_t *out)
 	return read_int(v, flags, out);
 }
 
-static int
-read_FK_NUM(const json_t *v, int flags, double *out)
-{
-	int a = absent(v, flags);
-
-	*out = NAN;
-	if (a != 0)
-		return a == 1 ? 0 : -1;
-	if (!json_is_number(v))
-		return -1;
-	*out = json_number_value(v);
-	return 0;
-}
-
-static int
-read_bool(const json_t *v, int flags, bool *out)
-{
-	int a = absent(v, flags);
-
-	*out = false;
-	if (a != 0)
-		return a == 1 ? 0 : -1;
-	if (!json_is_boolean(v))
-		return -1;
-	*out = json_is_true(v);
-	return 0;
-}
-
-#define read_FK_BOOL	read_bool
-#define read_FK_TRUE	read_bool
-
-static int
-read_str(const json_t *v, int flags, const char **out)
-{
-	int a = absent(v, flags);
-
-	*out = NULL;
-	if (a != 0)
-		return a == 1 ? 0 : -1;
-	if (!json_is_string(v))
-		return -1;
-	*out = json_string_value(v);
-	return 0;
-}
-
-#define read_FK_STR	read_str
-#define read_FK_ENUM	read_str
-#define read_FK_TYPE	read_str
-
+/* A shape the parser checked: the value itself, borrowed. */
 static int
 read_json(json_t *v, int flags, json_t **out)
 {
-	int a = absent(v, flags);
+	int p = present(v, flags, true);
 
-	*out = NULL;
-	if (a != 0)
-		return a == 1 ? 0 : -1;
-	*out = v;
-	return 0;
+	*out = p == 1 ? v : NULL;
+	return p < 0 ? -1 : 0;
 }
 
 #define read_FK_SEL	read_json
