@@ -1,11 +1,13 @@
 /*
  * act.c: the engine's actions, one function per row of ACTIONS()
- * (action.h), and act_run(), which runs a step by its action's name.
+ * (action.h), each reading its step's typed fields (struct step, step.h),
+ * and act_run(), which runs a step by its action.
  *
  * Starting forks each peer as soon as the peers it is seeded with are
  * ready and reads the ready lines on the loop; signals collect a peer's
  * history first; loads run inside the peers and are awaited through
- * bounded control calls on the loop (engine_call), so the timers keep running.
+ * bounded control calls on the loop (engine_call), so the timers keep
+ * running.
  */
 #include <sys/wait.h>
 
@@ -45,7 +47,7 @@ live_seeds(struct run *r, struct peer *self, char **seeds, int max)
 
 /* True if index k is in a list like "1,3" or "all". */
 static bool
-run_index_listed(const char *list, int k)
+index_listed(const char *list, int k)
 {
 	const char *c = list;
 
@@ -116,7 +118,7 @@ await_held(struct run *r, struct peer *p)
 static int
 start_prepare(struct run *r, struct peer *p)
 {
-	p->hold = run_index_listed(r->opts.hold, p->index);
+	p->hold = index_listed(r->opts.hold, p->index);
 	for (int i = 0; i < r->opts.nwraps; i++) {
 		char *eq = strchr(r->opts.wraps[i], '=');
 		char which[64];
@@ -125,7 +127,7 @@ start_prepare(struct run *r, struct peer *p)
 			continue;
 		snprintf(which, sizeof(which), "%.*s",
 		    (int)(eq - r->opts.wraps[i]), r->opts.wraps[i]);
-		if (run_index_listed(which, p->index) &&
+		if (index_listed(which, p->index) &&
 		    fleet_set_wrap(p, eq + 1) == -1)
 			return engine_fail(r, "--wrap %s: cannot parse the prefix",
 			    r->opts.wraps[i]);
