@@ -25,7 +25,7 @@
  * or NULL; CHOICES an FK_ENUM's NULL-ended list (named in scstep.c).
  *
  * Each row of CONDITIONS() is X(NAME): a wait step's "until"; the engine
- * evaluates it with cond_NAME() (run.c), one function per condition.
+ * evaluates it with cond_NAME() (cond.c), one function per condition.
  */
 #ifndef ACTION_H
 #define ACTION_H
