@@ -116,8 +116,8 @@ origin_slot(uint64_t origin)
 }
 
 /* An IHAVE or GRAFT body, or a batch's ihave map: {"ids": [...]}. */
-static void
-ids_put(struct dcbor_buf *b, const uint64_t *ids, size_t n)
+void
+plumtree_ids_put(struct dcbor_buf *b, const uint64_t *ids, size_t n)
 {
 	dcbor_put_map(b, 1);
 	dcbor_put_cstr(b, "ids");
@@ -164,7 +164,7 @@ pt_flush_member(struct member *m)
 			dcbor_put_array(&b, m->pt_nout + (nids > 0));
 			dcbor_put_raw(&b, m->pt_out.data, m->pt_out.len);
 			if (nids > 0)
-				ids_put(&b, m->pt_ihave, nids);
+				plumtree_ids_put(&b, m->pt_ihave, nids);
 			link_send_member(m, FRAME_RUMOR, b.data, b.len);
 			dcbor_buf_free(&b);
 		}
@@ -251,7 +251,7 @@ send_ids(struct member *m, uint32_t kind, const uint64_t *ids, size_t n)
 	int rc;
 
 	dcbor_buf_init(&b);
-	ids_put(&b, ids, n);
+	plumtree_ids_put(&b, ids, n);
 	rc = link_send_member(m, kind, b.data, b.len);
 	dcbor_buf_free(&b);
 	return rc;
@@ -399,10 +399,22 @@ pt_broadcast(uint64_t rid, uint64_t hops, uint64_t origin,
 	dcbor_buf_free(&map);
 }
 
+/* A PRUNE body: {"origins": [...]}. */
+void
+plumtree_prune_put(struct dcbor_buf *b, const uint64_t *origin, size_t n)
+{
+	dcbor_put_map(b, 1);
+	dcbor_put_cstr(b, "origins");
+	dcbor_put_array(b, n);
+	for (size_t i = 0; i < n; i++)
+		dcbor_put_uint(b, origin[i]);
+}
+
 /* PRUNE the origins of the slots in mask: m pushes us their ids only. */
 static void
 send_prune(struct member *m, uint64_t mask)
 {
+	uint64_t named[GOSSIP_ORIGINS];
 	struct dcbor_buf b;
 	unsigned n = 0;
 
@@ -410,13 +422,11 @@ send_prune(struct member *m, uint64_t mask)
 		n += (mask >> k) & 1;
 	if (n == 0)
 		return;
-	dcbor_buf_init(&b);
-	dcbor_put_map(&b, 1);
-	dcbor_put_cstr(&b, "origins");
-	dcbor_put_array(&b, n);
-	for (unsigned k = 0; k < GOSSIP_ORIGINS; k++)
+	for (unsigned k = 0, i = 0; k < GOSSIP_ORIGINS; k++)
 		if ((mask >> k) & 1)
-			dcbor_put_uint(&b, origins[k].origin);
+			named[i++] = origins[k].origin;
+	dcbor_buf_init(&b);
+	plumtree_prune_put(&b, named, n);
 	if (link_send_member(m, FRAME_PRUNE, b.data, b.len) == 0) {
 		pd_count(push_prunes_sent);
 		m->pt_pruned |= mask;

@@ -50,7 +50,7 @@ struct take_op {
 	void			*arg;
 	struct template		*t;
 	uint64_t		 deadline_ms;
-	bool			 once;		/* timeout 0: one claim */
+	bool			 once;		/* timeout 0 */
 	bool			 claimed;	/* w holds our claim */
 	bool			 untrusted;	/* counted once a claim */
 	struct claim_wait	*w;
@@ -410,7 +410,7 @@ take_check(struct take_op *op)
 			take_lost(op, now);
 			return;
 		}
-		/* A member that never answers holds the take to its end only. */
+		/* A silent member holds the take to its deadline only. */
 		end = answer_end_ms(op, w);
 		if (now >= end) {
 			op_unanswered(op, w);
@@ -443,7 +443,8 @@ take_check(struct take_op *op)
 			}
 			if (now >= op->deadline_ms) {
 				pd_count(takes_no_quorum);
-				op_unanswered(op, w);	/* the claim waits on */
+				/* The claim waits on. */
+				op_unanswered(op, w);
 				return;
 			}
 			/* An answer calls take_check; this bounds the wait. */
@@ -784,7 +785,8 @@ ack_count(const uint8_t id[ENTRY_ID_LEN], uint64_t epoch,
 		if (w->epoch == epoch && memcmp(w->id, id, ENTRY_ID_LEN) == 0)
 			break;
 	if (w == NULL) {
-		pd_count(claim_acks_unmatched);	/* decided, or never ours */
+		/* Decided already, or never ours. */
+		pd_count(claim_acks_unmatched);
 		return;
 	}
 	pd_count(claim_acks_received);

@@ -807,7 +807,8 @@ START_TEST(a_silent_member_holds_a_take_until_its_deadline_only)
 	turn();
 	dcbor_buf_init(&l);
 	put_ack(&l, true, task[0], 1);
-	ck_assert_int_eq(vote_recv_ack(a, l.data, l.len), 0);	/* b: never */
+	/* a answers; b never does. */
+	ck_assert_int_eq(vote_recv_ack(a, l.data, l.len), 0);
 	dcbor_buf_free(&l);
 	run_until_done(1, 20000);
 	ck_assert_uint_eq(ndone, 1);
@@ -946,7 +947,8 @@ take_suite(void)
 	    a_near_remote_claim_moves_the_settle_end_two_steps_at_most);
 	tcase_add_test(tc, a_bad_list_changes_nothing);
 	tcase_add_test(tc, an_answer_to_no_claim_is_counted_apart);
-	tcase_add_test(tc, a_silent_member_holds_a_take_until_its_deadline_only);
+	tcase_add_test(tc,
+	    a_silent_member_holds_a_take_until_its_deadline_only);
 	tcase_add_test(tc, take_window_picks_this_peers_own_entries);
 	tcase_add_test(tc,
 	    a_verified_claim_is_not_verified_twice_and_a_forged_one_is_refused);
