@@ -115,15 +115,22 @@ origin_slot(uint64_t origin)
 	return old;
 }
 
+/* The map {key: [v...]}: IHAVE, GRAFT and PRUNE bodies. */
+static void
+uints_put(struct dcbor_buf *b, const char *key, const uint64_t *v, size_t n)
+{
+	dcbor_put_map(b, 1);
+	dcbor_put_cstr(b, key);
+	dcbor_put_array(b, n);
+	for (size_t i = 0; i < n; i++)
+		dcbor_put_uint(b, v[i]);
+}
+
 /* An IHAVE or GRAFT body, or a batch's ihave map: {"ids": [...]}. */
 void
 plumtree_ids_put(struct dcbor_buf *b, const uint64_t *ids, size_t n)
 {
-	dcbor_put_map(b, 1);
-	dcbor_put_cstr(b, "ids");
-	dcbor_put_array(b, n);
-	for (size_t i = 0; i < n; i++)
-		dcbor_put_uint(b, ids[i]);
+	uints_put(b, "ids", ids, n);
 }
 
 /*
@@ -403,11 +410,7 @@ pt_broadcast(uint64_t rid, uint64_t hops, uint64_t origin,
 void
 plumtree_prune_put(struct dcbor_buf *b, const uint64_t *origin, size_t n)
 {
-	dcbor_put_map(b, 1);
-	dcbor_put_cstr(b, "origins");
-	dcbor_put_array(b, n);
-	for (size_t i = 0; i < n; i++)
-		dcbor_put_uint(b, origin[i]);
+	uints_put(b, "origins", origin, n);
 }
 
 /* PRUNE the origins of the slots in mask: m pushes us their ids only. */
