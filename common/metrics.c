@@ -43,6 +43,12 @@ static const char *const tlsfail_names[METRICS_TLS_FAIL_MAX] = {
 #undef TLSFAIL_NAME
 };
 
+static const char *const dtlsfail_names[METRICS_DTLS_FAIL_MAX] = {
+#define DTLSFAIL_NAME(e, n) [METRICS_DTLS_##e] = n,
+	METRICS_DTLS_FAILS(DTLSFAIL_NAME)
+#undef DTLSFAIL_NAME
+};
+
 static const char *const handshake_names[METRICS_HANDSHAKE_MAX] = {
 #define HANDSHAKE_NAME(e, n) [METRICS_HANDSHAKE_##e] = n,
 	METRICS_HANDSHAKES(HANDSHAKE_NAME)

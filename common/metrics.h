@@ -156,6 +156,18 @@ struct rusage;
 	X(push_origins_replaced, "push.origins_replaced")		\
 	X(tls_handshakes,	"tls.handshakes")			\
 	X(tls_ktls_send,	"tls.ktls_send")				\
+	X(dtls_handshakes,	"dtls.handshakes")			\
+	X(dtls_cookies_sent,	"dtls.cookies_sent")			\
+	X(dtls_datagrams_in,	"dtls.datagrams_in")			\
+	X(dtls_datagrams_out,	"dtls.datagrams_out")			\
+	X(dtls_records_dropped,	"dtls.records_dropped")			\
+	X(dtls_stream_bad,	"dtls.stream_bad")			\
+	X(dtls_stream_dup,	"dtls.stream_dup")			\
+	X(dtls_retransmits,	"dtls.retransmits")			\
+	X(dtls_lost,		"dtls.lost")				\
+	X(dtls_rto,		"dtls.rto")				\
+	X(dtls_fault_dropped,	"dtls.fault_dropped")			\
+	X(dtls_fault_delayed,	"dtls.fault_delayed")			\
 	X(link_reads,		"io.link_reads")			\
 	X(control_reads,	"io.control_reads")
 
@@ -206,6 +218,21 @@ enum metrics_limit {
 	X(RECORD,		"record")	/* bad record after it */ \
 	X(OTHER,		"other")
 
+/* Why a DTLS channel failed (docs/protocol.md "DTLS binding"). */
+#define METRICS_DTLS_FAILS(X)						\
+	X(HANDSHAKE,		"handshake")	/* DTLS said no */	\
+	X(CERT,			"cert")		/* not one P-256 cert */ \
+	X(ENDORSE,		"endorse")	/* forged or replayed */ \
+	X(TIMEOUT,		"timeout")	/* never completed */	\
+	X(ALERT,		"alert")	/* a fatal alert after it */
+
+enum metrics_dtls_fail {
+#define METRICS_DTLS_FAIL_ENUM(e, n) METRICS_DTLS_##e,
+	METRICS_DTLS_FAILS(METRICS_DTLS_FAIL_ENUM)
+#undef METRICS_DTLS_FAIL_ENUM
+	METRICS_DTLS_FAIL_MAX
+};
+
 enum metrics_tls_fail {
 #define METRICS_TLS_FAIL_ENUM(e, n) METRICS_TLS_##e,
 	METRICS_TLS_FAILS(METRICS_TLS_FAIL_ENUM)
@@ -248,6 +275,8 @@ enum metrics_handshake {
 	X(limits_hit,		"limits.hit",		METRICS_LIMIT_MAX, limit) \
 	X(tls_failures,		"tls.failures",		METRICS_TLS_FAIL_MAX, \
 	    tlsfail) \
+	X(dtls_failures,	"dtls.failures",	METRICS_DTLS_FAIL_MAX, \
+	    dtlsfail) \
 	X(handshake_failed,	"handshake.failed",	METRICS_HANDSHAKE_MAX, \
 	    handshake)
 

@@ -40,25 +40,34 @@ static int	tlsid_slot = -1;	/* SSL ex_data: the check refused it */
 X509 *
 tlsid_cert_new(const struct identity *ident)
 {
+	if (ident == NULL)
+		return NULL;
+	return tlsid_cert_of(ident->pkey, ident->peer_id);
+}
+
+X509 *
+tlsid_cert_of(EVP_PKEY *key, const char *cn)
+{
 	X509 *x;
 	X509_NAME *name;
 
-	if (ident == NULL || ident->pkey == NULL || (x = X509_new()) == NULL)
+	if (key == NULL || (x = X509_new()) == NULL)
 		return NULL;
 	if (X509_set_version(x, 2) != 1 ||
 	    ASN1_INTEGER_set(X509_get_serialNumber(x), 1) != 1 ||
 	    X509_gmtime_adj(X509_getm_notBefore(x), -86400L) == NULL ||
 	    X509_gmtime_adj(X509_getm_notAfter(x), 86400L * TLSID_DAYS) ==
 	    NULL ||
-	    X509_set_pubkey(x, ident->pkey) != 1)
+	    X509_set_pubkey(x, key) != 1)
 		goto bad;
 	name = X509_get_subject_name(x);
 	if (X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC,
-	    (const unsigned char *)ident->peer_id, -1, -1, 0) != 1 ||
+	    (const unsigned char *)cn, -1, -1, 0) != 1 ||
 	    X509_set_issuer_name(x, name) != 1)
 		goto bad;
 	/* Ed25519 signs the message itself: no digest (NULL md). */
-	if (X509_sign(x, ident->pkey, NULL) <= 0)
+	if (X509_sign(x, key, EVP_PKEY_get_id(key) == EVP_PKEY_ED25519 ?
+	    NULL : EVP_sha256()) <= 0)
 		goto bad;
 	return x;
 bad:

@@ -26,6 +26,12 @@
 /* A self-signed certificate carrying ident's key, signed by it. NULL on failure. */
 X509	*tlsid_cert_new(const struct identity *ident);
 /*
+ * A self-signed certificate for key with subject CN cn (SHA-256 for a
+ * key that is not Ed25519: the DTLS binding's ECDSA channel key). NULL on
+ * failure.
+ */
+X509	*tlsid_cert_of(EVP_PKEY *key, const char *cn);
+/*
  * The raw Ed25519 key of a certificate that is self-signed by an Ed25519
  * key (its signature verifies under its own key): 0 with pub set, or -1
  * (another key type, a signature by another key, no key).

@@ -199,7 +199,7 @@ link_reap(evutil_socket_t fd, short ev, void *arg)
 		evbuffer_remove_cb_entry(bufferevent_get_output(l->bev),
 		    l->out_cb);
 		evbuffer_free(l->bulk);
-		bufferevent_free(l->bev);
+		transport_free(l->bev);
 		free(l);
 	}
 }
@@ -520,7 +520,9 @@ link_send_to(struct link *l, uint32_t kind, const uint8_t *to,
 
 	if (l->state == LINK_DEAD || l->state == LINK_CONNECTING)
 		return -1;
+	/* On DTLS the fault filter acts per datagram (dtls.c). */
 	if (l->member != NULL && kind != FRAME_CHANNEL_HELLO &&
+	    !transport_datagram() &&
 	    fault_on_send(l->member->id, &delay_us) == -1) {
 		pd_count(fault_dropped_out);
 		return 0;
@@ -820,8 +822,7 @@ link_dial(const char *hostport)
 	l->state = LINK_CONNECTING;
 	trace_add("link", "#%llu dialing %s", (unsigned long long)l->serial,
 	    hostport);
-	if (bufferevent_socket_connect(bev, (struct sockaddr *)&sin,
-	    (int)sizeof(sin)) == -1) {
+	if (transport_connect(bev, &sin) == -1) {
 		link_close(l, "connect failed");
 		return NULL;
 	}
@@ -857,25 +858,19 @@ link_preauth_room(uint32_t ip)
 	}
 }
 
+/*
+ * A new accepted link on bev (its room already made): TCP and TLS from
+ * the listener, DTLS from dtls.c once a ClientHello came back with its
+ * cookie.
+ */
 static void
-link_accept_cb(struct evconnlistener *lis, evutil_socket_t fd,
-    struct sockaddr *sa, int salen, void *arg)
+link_accepted(struct bufferevent *bev, const struct sockaddr_in *sin)
 {
-	struct sockaddr_in *sin = (struct sockaddr_in *)(void *)sa;
-	struct bufferevent *bev;
 	struct link *l;
 	char remote[64], ip[INET_ADDRSTRLEN];
-	int one = 1;
 
-	(void)lis;
-	(void)salen;
-	(void)arg;
-	link_preauth_room(sin->sin_addr.s_addr);
-	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	inet_ntop(AF_INET, &sin->sin_addr, ip, sizeof(ip));
 	snprintf(remote, sizeof(remote), "%s:%u", ip, ntohs(sin->sin_port));
-	if ((bev = transport_bev(pd->base, fd, false)) == NULL)
-		return;
 	l = link_new(bev, false, remote);
 	l->ip = sin->sin_addr.s_addr;
 	rx_attach(l);
@@ -888,6 +883,30 @@ link_accept_cb(struct evconnlistener *lis, evutil_socket_t fd,
 	}
 	l->state = LINK_HELLO_SENT;
 	handshake_send(l, NULL, 0);
+}
+
+static void
+link_accept_cb(struct evconnlistener *lis, evutil_socket_t fd,
+    struct sockaddr *sa, int salen, void *arg)
+{
+	struct sockaddr_in *sin = (struct sockaddr_in *)(void *)sa;
+	struct bufferevent *bev;
+	int one = 1;
+
+	(void)lis;
+	(void)salen;
+	(void)arg;
+	link_preauth_room(sin->sin_addr.s_addr);
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	if ((bev = transport_bev(pd->base, fd, false)) != NULL)
+		link_accepted(bev, sin);
+}
+
+static void
+link_dtls_accept(struct bufferevent *bev, const struct sockaddr_in *sin)
+{
+	link_preauth_room(sin->sin_addr.s_addr);
+	link_accepted(bev, sin);
 }
 
 bool
@@ -947,21 +966,31 @@ link_init(const char *listen, char *addr, size_t len)
 		    listen);
 		return -1;
 	}
-	listener = evconnlistener_new_bind(pd->base, link_accept_cb, NULL,
-	    LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE | LEV_OPT_CLOSE_ON_EXEC,
-	    128, (struct sockaddr *)&sin, (int)sizeof(sin));
-	if (listener == NULL) {
-		log_warn("listen %s", listen);
+	if (transport_init(pd->conf.binding) == -1)
 		return -1;
+	if (transport_datagram()) {
+		if (transport_listen(&sin, link_dtls_accept) == -1) {
+			log_warn("listen %s (udp)", listen);
+			return -1;
+		}
+	} else {
+		listener = evconnlistener_new_bind(pd->base, link_accept_cb,
+		    NULL, LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE |
+		    LEV_OPT_CLOSE_ON_EXEC, 128, (struct sockaddr *)&sin,
+		    (int)sizeof(sin));
+		if (listener == NULL) {
+			log_warn("listen %s", listen);
+			return -1;
+		}
+		if (getsockname(evconnlistener_get_fd(listener),
+		    (struct sockaddr *)&sin, &slen) == -1)
+			return -1;
 	}
-	if (getsockname(evconnlistener_get_fd(listener),
-	    (struct sockaddr *)&sin, &slen) == -1)
-		return -1;
 	inet_ntop(AF_INET, &sin.sin_addr, ip, sizeof(ip));
 	snprintf(addr, len, "%s:%u", ip, ntohs(sin.sin_port));
 	reaper_ev = event_new(pd->base, -1, 0, link_reap, NULL);
 	dcbor_buf_init(&sendbuf);
-	return transport_init(pd->conf.binding);
+	return 0;
 }
 
 void

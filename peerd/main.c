@@ -92,8 +92,9 @@ usage(FILE *fp)
 "  --control PATH         the JSON control socket (mode 0600)\n"
 "  --seed HOST:PORT       a peer to dial at start (repeatable)\n"
 "  --group NAME           the fabric group (default \"fleet\")\n"
-"  --binding tcp|tls      links over plain TCP (default) or TLS 1.3 with\n"
-"                         Ed25519 identity certificates (docs/protocol.md)\n"
+"  --binding tcp|tls|dtls links over plain TCP (default), TLS 1.3 with\n"
+"                         Ed25519 identity certificates, or DTLS 1.2 over\n"
+"                         UDP with endorsed channel keys (docs/protocol.md)\n"
 "  --hold                 stop (SIGSTOP) after the ready line, before the loop\n"
 "  --log-file PATH        default DIR/peerd.log; \"-\" for stderr\n"
 "  --fault-seed N         seed of the fault filter's drop/jitter draws\n"
@@ -221,8 +222,9 @@ conf_parse(struct peerd_conf *c, int argc, char **argv)
 		usage(stderr);
 		exit(2);
 	}
-	if (strcmp(c->binding, "tcp") != 0 && strcmp(c->binding, "tls") != 0) {
-		fprintf(stderr, "peerd: --binding: expected tcp or tls, got "
+	if (strcmp(c->binding, "tcp") != 0 && strcmp(c->binding, "tls") != 0 &&
+	    strcmp(c->binding, "dtls") != 0) {
+		fprintf(stderr, "peerd: --binding: expected tcp, tls or dtls, got "
 		    "\"%s\"\n", c->binding);
 		exit(2);
 	}

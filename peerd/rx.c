@@ -388,7 +388,7 @@ rx_read_cb(struct bufferevent *bev, void *arg)
 		}
 		if (avail < l->need) {
 			/* Only a proven peer gets a buffer before its bytes. */
-			if (l->state == LINK_UP &&
+			if (l->state == LINK_UP && !transport_datagram() &&
 			    l->need - avail >= LINK_DIRECT_MIN)
 				rx_start(l, in, avail);
 			return;

@@ -17,6 +17,7 @@ extern struct metrics_hists	pd_hists;
 #define pd_count_reject(r)	(pd_metrics.rejected[METRICS_REJECT_##r]++)
 #define pd_count_limit(l)	(pd_metrics.limits_hit[METRICS_LIMIT_##l]++)
 #define pd_count_tls(r)		(pd_metrics.tls_failures[METRICS_TLS_##r]++)
+#define pd_count_dtls(r)	(pd_metrics.dtls_failures[METRICS_DTLS_##r]++)
 #define pd_count_handshake(h)	\
 	(pd_metrics.handshake_failed[METRICS_HANDSHAKE_##h]++)
 #define pd_hist(f, v)		hist_record(&pd_hists.f, (v))

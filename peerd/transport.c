@@ -26,6 +26,7 @@
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 
+#include "dtls.h"
 #include "log.h"
 #include "peerd.h"
 #include "stats.h"
@@ -40,7 +41,8 @@ static uint8_t	 read_buf[TRANSPORT_READ_MAX];	/* transport_read's */
 #define TCP_ULP		31	/* linux/tcp.h; older libc headers lack it */
 #endif
 
-static SSL_CTX	*tls_ctx;	/* NULL: TCP */
+static SSL_CTX	*tls_ctx;	/* NULL: TCP or DTLS */
+static bool	 dtls_on;	/* --binding dtls (dtls.c) */
 static const char *tls_ktls = "tcp";	/* what ktls_probe found */
 
 /*
@@ -73,8 +75,20 @@ transport_init(const char *binding)
 {
 	if (binding == NULL || strcmp(binding, "tcp") == 0)
 		return 0;
+	if (strcmp(binding, "dtls") == 0) {
+		if (dtls_init() == -1) {
+			log_warnx("dtls: cannot make the channel key or the "
+			    "context: %s", ERR_error_string(ERR_get_error(),
+			    NULL));
+			return -1;
+		}
+		dtls_on = true;
+		tls_ktls = "dtls";
+		return 0;
+	}
 	if (strcmp(binding, "tls") != 0) {
-		log_warnx("binding: expected tcp or tls, got \"%s\"", binding);
+		log_warnx("binding: expected tcp, tls or dtls, got \"%s\"",
+		    binding);
 		return -1;
 	}
 	if ((tls_ctx = tlsid_ctx_new(&pd->ident)) == NULL) {
@@ -103,6 +117,9 @@ transport_ktls(void)
 void
 transport_shutdown(void)
 {
+	if (dtls_on)
+		dtls_shutdown();
+	dtls_on = false;
 	SSL_CTX_free(tls_ctx);
 	tls_ctx = NULL;
 	tls_ktls = "tcp";
@@ -111,7 +128,38 @@ transport_shutdown(void)
 bool
 transport_raw(void)
 {
-	return tls_ctx == NULL;
+	return tls_ctx == NULL && !dtls_on;
+}
+
+bool
+transport_datagram(void)
+{
+	return dtls_on;
+}
+
+int
+transport_listen(struct sockaddr_in *sin,
+    void (*fn)(struct bufferevent *, const struct sockaddr_in *))
+{
+	return dtls_on ? dtls_listen(sin, fn) : -1;
+}
+
+int
+transport_connect(struct bufferevent *bev, const struct sockaddr_in *sin)
+{
+	if (dtls_on)
+		return dtls_connect(bev, sin);
+	return bufferevent_socket_connect(bev, (const struct sockaddr *)sin,
+	    (int)sizeof(*sin));
+}
+
+void
+transport_free(struct bufferevent *bev)
+{
+	if (dtls_on)
+		dtls_free(bev);
+	else
+		bufferevent_free(bev);
 }
 
 struct bufferevent *
@@ -120,6 +168,11 @@ transport_bev(struct event_base *base, evutil_socket_t fd, bool outbound)
 	struct bufferevent *bev;
 	SSL *ssl;
 
+	if (dtls_on) {		/* dialed only: dtls.c makes accepted ones */
+		if (fd != -1)
+			evutil_closesocket(fd);
+		return outbound ? dtls_bev_new(base) : NULL;
+	}
 	if (tls_ctx == NULL) {
 		bev = bufferevent_socket_new(base, fd, BEV_OPT_CLOSE_ON_FREE);
 		if (bev == NULL && fd != -1)
@@ -150,6 +203,8 @@ transport_peer(struct bufferevent *bev, uint8_t pub[IDENTITY_PUB_LEN],
 {
 	SSL *ssl;
 
+	if (dtls_on)
+		return dtls_peer(bev, pub, id);
 	if (tls_ctx == NULL)
 		return 0;
 	if ((ssl = bufferevent_openssl_get_ssl(bev)) == NULL ||
@@ -214,6 +269,8 @@ transport_failure(struct bufferevent *bev, bool handshaken)
 	unsigned long err, first = 0;
 	SSL *ssl;
 
+	if (dtls_on)
+		return dtls_failure(bev);
 	if (tls_ctx == NULL)
 		return NULL;
 	while ((err = bufferevent_get_openssl_error(bev)) != 0)
@@ -238,6 +295,8 @@ transport_timeout(void)
 {
 	if (tls_ctx != NULL)
 		pd_count_tls(TIMEOUT);
+	else if (dtls_on)
+		pd_count_dtls(TIMEOUT);
 }
 
 /*
@@ -255,6 +314,10 @@ transport_recv(struct bufferevent *bev, void *buf, size_t len)
 	size_t got = 0;
 	int n;
 
+	if (dtls_on) {		/* never: the frames come through the pair */
+		errno = EAGAIN;
+		return -1;
+	}
 	if (tls_ctx == NULL)
 		return recv(bufferevent_getfd(bev), buf, len, 0);
 	if ((ssl = bufferevent_openssl_get_ssl(bev)) == NULL) {
@@ -320,7 +383,7 @@ transport_recv(struct bufferevent *bev, void *buf, size_t len)
 size_t
 transport_lowat(size_t rest)
 {
-	return tls_ctx == NULL ? rest : 0;
+	return transport_raw() ? rest : 0;
 }
 
 bool
@@ -394,7 +457,7 @@ transport_send_now(struct bufferevent *bev, const void *p, size_t len)
 {
 	ssize_t n;
 
-	if (tls_ctx != NULL || evbuffer_get_length(bufferevent_get_output(bev))
+	if (!transport_raw() || evbuffer_get_length(bufferevent_get_output(bev))
 	    != 0)
 		return 0;
 	n = send(bufferevent_getfd(bev), p, len, MSG_DONTWAIT | MSG_NOSIGNAL);
@@ -408,6 +471,10 @@ transport_flush_now(struct bufferevent *bev)
 	size_t len = evbuffer_get_length(out);
 	SSL *ssl;
 
+	if (dtls_on) {
+		dtls_flush(bev);
+		return;
+	}
 	evbuffer_unfreeze(out, 1);
 	if (tls_ctx == NULL) {
 		evbuffer_write(out, bufferevent_getfd(bev));

@@ -16,6 +16,8 @@
 
 #include <sys/types.h>
 
+#include <netinet/in.h>
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -32,7 +34,7 @@ struct evbuffer;
 /* What one transport_read takes at most: a shorter read drained the socket. */
 #define TRANSPORT_READ_MAX	(64u << 10)
 
-/* "tcp" or "tls": set up the binding (TLS: the context). 0 or -1. */
+/* "tcp", "tls" or "dtls": set up the binding (the contexts). 0 or -1. */
 int	 transport_init(const char *binding);
 void	 transport_shutdown(void);
 /*
@@ -40,11 +42,30 @@ void	 transport_shutdown(void);
  * with kTLS and the kernel offers the tls ULP: asked for, and each link's
  * sends go to the kernel where OpenSSL can hand over its cipher),
  * "no_ulp" (the kernel offers none), "no_openssl" (OpenSSL built without
- * it); the last two are the user-space fallback.  "tcp" on TCP.
+ * it); the last two are the user-space fallback.  "tcp" on TCP, "dtls"
+ * on DTLS.
  */
 const char *transport_ktls(void);
 /* True on TCP: the socket's bytes are the frames'. */
 bool	 transport_raw(void);
+/*
+ * True on DTLS: links ride datagrams (dtls.c) through a bufferevent pair,
+ * the listening socket is UDP (transport_listen), a large frame's rest is
+ * read through the bufferevent like the rest, and the fault filter acts
+ * per datagram there, not per frame in link.c.
+ */
+bool	 transport_datagram(void);
+/*
+ * DTLS: bind the UDP socket at *sin (set to the address bound) and call
+ * fn with each new channel's bufferevent and source.  0 or -1.
+ */
+int	 transport_listen(struct sockaddr_in *sin,
+	    void (*fn)(struct bufferevent *, const struct sockaddr_in *));
+/* Connect a bufferevent from transport_bev(-1, outbound) to sin. 0 or -1. */
+int	 transport_connect(struct bufferevent *bev,
+	    const struct sockaddr_in *sin);
+/* Free a link's bufferevent and whatever the transport holds for it. */
+void	 transport_free(struct bufferevent *bev);
 /*
  * A bufferevent for fd (-1: to be connected by the caller), dialing or
  * accepting; it owns fd.  NULL on failure (fd is then closed).
