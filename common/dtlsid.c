@@ -120,7 +120,7 @@ dtlsid_ctx_new(const struct dtlsid *d)
 		return NULL;
 	}
 	SSL_CTX_set_options(ctx, SSL_OP_NO_TICKET | SSL_OP_NO_RENEGOTIATION |
-	    SSL_OP_NO_QUERY_MTU | SSL_OP_COOKIE_EXCHANGE);
+	    SSL_OP_NO_QUERY_MTU);
 	SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF);
 	SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER |
 	    SSL_VERIFY_FAIL_IF_NO_PEER_CERT, dtlsid_verify_cb);

@@ -166,6 +166,7 @@ struct rusage;
 	X(dtls_retransmits,	"dtls.retransmits")			\
 	X(dtls_lost,		"dtls.lost")				\
 	X(dtls_rto,		"dtls.rto")				\
+	X(dtls_cuts_undone,	"dtls.cuts_undone")			\
 	X(dtls_fault_dropped,	"dtls.fault_dropped")			\
 	X(dtls_fault_delayed,	"dtls.fault_delayed")			\
 	X(link_reads,		"io.link_reads")			\

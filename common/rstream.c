@@ -49,6 +49,10 @@ struct rstream {
 	uint32_t		 peer_wnd;
 	size_t			 inflight, cwnd, ssthresh;
 	uint64_t		 recovery_us;	/* losses of older sends: same event */
+	size_t			 undo_cwnd, undo_ssthresh;	/* before the cut */
+	bool			 undo_ok;	/* the cut may prove spurious */
+	uint64_t		 undo_nxt;	/* nxt at the cut */
+	unsigned		 probes;	/* since the last acknowledgement */
 	uint64_t		 srtt, rttvar, latest_rtt, rto;
 	unsigned		 backoff;
 	uint64_t		 rto_at;	/* 0: not armed */
@@ -343,6 +347,18 @@ rto_now(const struct rstream *rs)
 	return r > RSTREAM_RTO_MAX_US ? RSTREAM_RTO_MAX_US : r;
 }
 
+/* Remember the window before a cut, the first of a run of cuts. */
+static void
+save_undo(struct rstream *rs)
+{
+	if (rs->undo_ok)
+		return;
+	rs->undo_ok = true;
+	rs->undo_nxt = rs->nxt;
+	rs->undo_cwnd = rs->cwnd;
+	rs->undo_ssthresh = rs->ssthresh;
+}
+
 /* A loss among sends after the current recovery began: halve, once. */
 static void
 congestion_event(struct rstream *rs, uint64_t sent_us, uint64_t now_us)
@@ -350,6 +366,7 @@ congestion_event(struct rstream *rs, uint64_t sent_us, uint64_t now_us)
 	if (sent_us <= rs->recovery_us && rs->recovery_us != 0)
 		return;
 	rs->recovery_us = now_us;
+	save_undo(rs);
 	rs->ssthresh = rs->cwnd / 2;
 	if (rs->ssthresh < RSTREAM_MIN_CWND * rs->mss)
 		rs->ssthresh = RSTREAM_MIN_CWND * rs->mss;
@@ -364,6 +381,20 @@ mark_acked(struct rstream *rs, uint64_t seq, uint64_t now_us,
 
 	if (s->acked)
 		return;
+	/*
+	 * Declared lost and acknowledged before it went again: the send that
+	 * was thought lost arrived (a late acknowledgement, a descheduled
+	 * receiver), so the cut was spurious and is undone (as TCP's Eifel
+	 * and F-RTO do).
+	 */
+	if (s->lost && rs->undo_ok) {
+		if (rs->cwnd < rs->undo_cwnd)
+			rs->cwnd = rs->undo_cwnd;
+		rs->ssthresh = rs->undo_ssthresh;
+		rs->undo_ok = false;
+		rs->backoff = 0;
+		rs->st.undone++;
+	}
 	s->acked = true;
 	if (s->inflight) {
 		s->inflight = false;
@@ -412,6 +443,7 @@ rx_ack(struct rstream *rs, const struct rstream_pkt *pk, uint64_t now_us)
 			rs->largest_sent_us = newest->sent_us;
 		}
 		rs->backoff = 0;
+		rs->probes = 0;
 	}
 	/* drop what is acknowledged in order */
 	while (rs->una < rs->nxt && seg_at(rs, rs->una)->acked)
@@ -427,6 +459,8 @@ rx_ack(struct rstream *rs, const struct rstream_pkt *pk, uint64_t now_us)
 		if (rs->slen == 0)
 			rs->shead = 0;
 		rs->rto_at = rs->inflight > 0 ? now_us + rto_now(rs) : 0;
+		if (rs->una >= rs->undo_nxt)
+			rs->undo_ok = false;	/* all sent before the cut came */
 	}
 	/* losses: three later ones acknowledged, or older than 9/8 rtt */
 	thresh = (rs->srtt > rs->latest_rtt ? rs->srtt : rs->latest_rtt) *
@@ -470,7 +504,7 @@ rstream_input(struct rstream *rs, const uint8_t *p, size_t len,
 }
 
 static void
-send_seg(struct rstream *rs, struct seg *s, uint64_t seq, uint64_t now_us)
+xmit(struct rstream *rs, struct seg *s, uint64_t seq, uint64_t now_us)
 {
 	rs->pkt[0] = RSTREAM_DATA;
 	put64(rs->pkt + 1, seq);
@@ -478,13 +512,68 @@ send_seg(struct rstream *rs, struct seg *s, uint64_t seq, uint64_t now_us)
 	    (size_t)(s->off - rs->sbase), s->len);
 	s->sent_us = now_us;
 	s->txc++;
+	/* a datagram the socket refused is a loss the stream recovers */
+	rs->io.send(rs->io.arg, rs->pkt, RSTREAM_DATA_HDR + s->len);
+}
+
+static void
+send_seg(struct rstream *rs, struct seg *s, uint64_t seq, uint64_t now_us)
+{
+	xmit(rs, s, seq, now_us);
 	s->inflight = true;
 	s->lost = false;
 	rs->inflight += s->len;
-	/* a datagram the socket refused is a loss the stream recovers */
-	rs->io.send(rs->io.arg, rs->pkt, RSTREAM_DATA_HDR + s->len);
 	if (rs->rto_at == 0)
 		rs->rto_at = now_us + rto_now(rs);
+}
+
+/*
+ * The timer ran out with nothing acknowledged.  The first RSTREAM_PROBES
+ * times, send the oldest segment in flight again as a probe, the window
+ * untouched: its acknowledgement (with the ranges held) says what is
+ * missing, and a receiver that was only slow to answer (descheduled on
+ * a busy host) costs one datagram.  After that, a timeout proper: all in
+ * flight counts as lost and the window drops to RSTREAM_MIN_CWND.  The
+ * timer doubles each time either way.
+ */
+static void
+expire(struct rstream *rs, uint64_t now_us)
+{
+	uint64_t seq;
+
+	rs->rto_at = 0;
+	rs->backoff++;
+	if (rs->probes < RSTREAM_PROBES) {
+		rs->probes++;
+		for (seq = rs->una; seq < rs->nxt; seq++) {
+			struct seg *s = seg_at(rs, seq);
+
+			if (s->inflight) {
+				rs->st.probes++;
+				xmit(rs, s, seq, now_us);
+				break;
+			}
+		}
+		rs->rto_at = now_us + rto_now(rs);
+		return;
+	}
+	rs->st.rto++;
+	for (seq = rs->una; seq < rs->nxt; seq++) {
+		struct seg *s = seg_at(rs, seq);
+
+		if (s->inflight) {
+			s->inflight = false;
+			s->lost = true;
+			rs->inflight -= s->len;
+			rs->st.lost++;
+		}
+	}
+	save_undo(rs);
+	rs->ssthresh = rs->cwnd / 2;
+	if (rs->ssthresh < RSTREAM_MIN_CWND * rs->mss)
+		rs->ssthresh = RSTREAM_MIN_CWND * rs->mss;
+	rs->cwnd = RSTREAM_MIN_CWND * rs->mss;
+	rs->recovery_us = now_us;
 }
 
 uint64_t
@@ -494,27 +583,8 @@ rstream_poll(struct rstream *rs, uint64_t now_us)
 
 	if (rs->ack_owed)
 		send_ack(rs);
-	if (rs->rto_at != 0 && now_us >= rs->rto_at) {
-		/* nothing acknowledged for a timeout: all in flight is lost */
-		rs->st.rto++;
-		for (seq = rs->una; seq < rs->nxt; seq++) {
-			struct seg *s = seg_at(rs, seq);
-
-			if (s->inflight) {
-				s->inflight = false;
-				s->lost = true;
-				rs->inflight -= s->len;
-				rs->st.lost++;
-			}
-		}
-		rs->ssthresh = rs->cwnd / 2;
-		if (rs->ssthresh < RSTREAM_MIN_CWND * rs->mss)
-			rs->ssthresh = RSTREAM_MIN_CWND * rs->mss;
-		rs->cwnd = RSTREAM_MIN_CWND * rs->mss;
-		rs->recovery_us = now_us;
-		rs->backoff++;
-		rs->rto_at = 0;
-	}
+	if (rs->rto_at != 0 && now_us >= rs->rto_at)
+		expire(rs, now_us);
 	/* lost segments first, oldest first */
 	for (seq = rs->una; seq < rs->nxt; seq++) {
 		struct seg *s = seg_at(rs, seq);

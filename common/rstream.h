@@ -14,10 +14,12 @@
  * holds beyond it (as SCTP's gap blocks and QUIC's ACK ranges).  A
  * segment is lost when three later ones are acknowledged (first sends),
  * when one sent later is acknowledged and it is older than 9/8 of a
- * round trip, or when the retransmission timeout passes (which doubles
- * on each expiry, as TCP's).  The window is NewReno's: slow start, then
+ * round trip, or when the retransmission timer has run out three times
+ * (the first two send the oldest segment again as a probe; the timer
+ * doubles on each expiry, as TCP's).  The window is NewReno's: slow start, then
  * one segment a round trip, halved once a round trip on loss, two
- * segments after a timeout.
+ * segments after a timeout; a cut is undone when a segment it counted
+ * lost is acknowledged before it went again (the loss was not one).
  */
 #ifndef RSTREAM_H
 #define RSTREAM_H
@@ -32,9 +34,10 @@
 #define RSTREAM_ACK_RANGES	32
 #define RSTREAM_ACK_MAX		(14 + 8 * RSTREAM_ACK_RANGES)
 #define RSTREAM_RWND		1024	/* segments a receiver holds past cum */
-#define RSTREAM_INIT_CWND	10	/* segments */
+#define RSTREAM_INIT_CWND	32	/* segments */
 #define RSTREAM_MIN_CWND	2
-#define RSTREAM_RTO_MIN_US	20000u
+#define RSTREAM_RTO_MIN_US	25000u
+#define RSTREAM_PROBES		2	/* probes before a timeout proper */
 #define RSTREAM_RTO_MAX_US	2000000u
 #define RSTREAM_RTO_INIT_US	200000u
 
@@ -69,6 +72,8 @@ struct rstream_stats {
 	uint64_t	retx;		/* DATA packets sent again */
 	uint64_t	lost;		/* segments declared lost */
 	uint64_t	rto;		/* retransmission timeouts */
+	uint64_t	undone;		/* cuts undone: the "lost" one arrived */
+	uint64_t	probes;		/* the oldest sent again on the timer */
 	uint64_t	acks_out, acks_in;
 	uint64_t	dup_in;		/* DATA already held or delivered */
 	uint64_t	out_of_window;	/* DATA past the receive window */

@@ -42,7 +42,7 @@ static const char *const param_types[] = {
 static const char *const fleet_keys[] = {
 	"peers", "binding", "topology", "knobs", NULL
 };
-static const char *const bindings[] = { "tcp", "tls", NULL };
+static const char *const bindings[] = { "tcp", "tls", "dtls", NULL };
 static const char *const topologies[] = { "mesh", "ring", "star", "none",
     NULL };
 

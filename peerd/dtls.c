@@ -471,6 +471,7 @@ sess_count(struct sess *s)
 	pd_metrics.dtls_retransmits += st->retx - s->seen.retx;
 	pd_metrics.dtls_lost += st->lost - s->seen.lost;
 	pd_metrics.dtls_rto += st->rto - s->seen.rto;
+	pd_metrics.dtls_cuts_undone += st->undone - s->seen.undone;
 	pd_metrics.dtls_stream_dup += st->dup_in - s->seen.dup_in;
 	pd_metrics.dtls_stream_bad += st->bad - s->seen.bad;
 	s->seen = *st;

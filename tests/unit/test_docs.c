@@ -9,9 +9,9 @@
  * handshake_encode, linkkey_derive, frame_encode_mac, vote_ack_put,
  * vote_signing_bytes, vote_relay_put, plumtree_ids_put, plumtree_prune_put,
  * riblt_checksum, riblt_enc_next, riblt_put_syms, neg_fingerprint,
- * neg_initiate, neg_reply, recon_neg_put, recon_syms_put, recon_end_put)
- * from fixed keys and stamps (Ed25519, X25519, HKDF and HMAC are
- * deterministic),
+ * neg_initiate, neg_reply, recon_neg_put, recon_syms_put, recon_end_put,
+ * dtlsid_msg, dtlsid_endorse and rstream's packets) from fixed keys and
+ * stamps (Ed25519, X25519, HKDF and HMAC are deterministic),
  * and checks that the doc has exactly these blocks with exactly these
  * bytes.  DOCS_PRINT=1 prints the blocks instead, for pasting into the doc
  * after a deliberate change to the wire.
@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "crdt.h"
+#include "dtlsid.h"
 #include "dcbor.h"
 #include "entry.h"
 #include "frame.h"
@@ -38,6 +39,7 @@
 #include "plumtree.h"
 #include "recon.h"
 #include "riblt.h"
+#include "rstream.h"
 #include "space.h"
 #include "vote.h"
 
@@ -50,7 +52,7 @@
 #define DOC		"docs/protocol.md"
 #define EX_PHYS		1796000000000ull	/* 2026-11-30T...Z, ms */
 #define EX_LEASE	60000u
-#define MAX_EX		48
+#define MAX_EX		64
 
 /* link.c and gossip.c come with the daemon; nothing here runs it. */
 static struct peerd tpd;
@@ -178,6 +180,84 @@ hkdf_raw(const uint8_t *ikm, const uint8_t *salt, size_t salt_len,
  * B's id is the lower, so B's nonce and id come first and the first key
  * is B's sending key.
  */
+/* The stream packets rstream sends, caught for the examples. */
+static struct dcbor_buf *ack_out;
+
+static int
+catch_ack(void *arg, const uint8_t *p, size_t len)
+{
+	(void)arg;
+	if (ack_out != NULL && len > 0 && p[0] == RSTREAM_ACK)
+		dcbor_put_raw(ack_out, p, len);
+	return 0;
+}
+
+static void
+drop_bytes(void *arg, const uint8_t *p, size_t len)
+{
+	(void)arg;
+	(void)p;
+	(void)len;
+}
+
+/*
+ * The DTLS binding (docs/protocol.md "The DTLS binding"): A's endorsement
+ * of a channel key for one session, and the frame stream's packets.  The
+ * channel key is the P-256 generator (private scalar 1: an example only),
+ * the exported bytes 80 81 .. 9f.
+ */
+static void
+dtls_examples(const struct identity *a, const struct identity *b)
+{
+	static const uint8_t g[DTLSID_CHAN_PUB_LEN] = {
+		0x04, 0x6b, 0x17, 0xd1, 0xf2, 0xe1, 0x2c, 0x42, 0x47, 0xf8,
+		0xbc, 0xe6, 0xe5, 0x63, 0xa4, 0x40, 0xf2, 0x77, 0x03, 0x7d,
+		0x81, 0x2d, 0xeb, 0x33, 0xa0, 0xf4, 0xa1, 0x39, 0x45, 0xd8,
+		0x98, 0xc2, 0x96, 0x4f, 0xe3, 0x42, 0xe2, 0xfe, 0x1a, 0x7f,
+		0x9b, 0x8e, 0xe7, 0xeb, 0x4a, 0x7c, 0x0f, 0x9e, 0x16, 0x2b,
+		0xce, 0x33, 0x57, 0x6b, 0x31, 0x5e, 0xce, 0xcb, 0xb6, 0x40,
+		0x68, 0x37, 0xbf, 0x51, 0xf5,
+	};
+	uint8_t ekm[DTLSID_EKM_LEN], msg[DTLSID_MSG_LEN];
+	uint8_t e[DTLSID_ENDORSE_LEN], pub[IDENTITY_PUB_LEN];
+	uint8_t id[IDENTITY_ID_LEN];
+	uint8_t data[RSTREAM_DATA_HDR + 3] = { RSTREAM_DATA };
+	struct rstream_io io = { catch_ack, drop_bytes, NULL };
+	struct rstream *rs;
+
+	for (size_t i = 0; i < sizeof(ekm); i++)
+		ekm[i] = (uint8_t)(0x80 + i);
+	ex_bytes("dtls_chan_key", g, sizeof(g));
+	dtlsid_msg(g, a->id, ekm, msg);
+	ex_bytes("dtls_endorse_msg", msg, sizeof(msg));
+	ck_assert_int_eq(dtlsid_endorse(a, g, ekm, e), 0);
+	ex_bytes("dtls_endorsement", e, sizeof(e));
+	/* It checks, and names A; under other exported bytes it does not. */
+	ck_assert_int_eq(dtlsid_check(e, g, ekm, pub, id), 0);
+	ck_assert_mem_eq(id, a->id, IDENTITY_ID_LEN);
+	ekm[0] ^= 1;
+	ck_assert_int_eq(dtlsid_check(e, g, ekm, pub, id), -1);
+	(void)b;
+
+	/* Segment 5, bytes "abc"; then what a receiver that holds 0, 2, 3
+	 * and 5 acknowledges: cum 1, ranges [1,3) and [4,5) past it. */
+	data[8] = 5;
+	memcpy(data + RSTREAM_DATA_HDR, "abc", 3);
+	ex_bytes("rstream_data", data, sizeof(data));
+	rs = rstream_new(1000, &io, 0);
+	for (uint8_t seq = 0; seq < 6; seq++) {
+		if (seq == 1 || seq == 4)
+			continue;
+		data[8] = seq;
+		ck_assert_int_eq(rstream_input(rs, data, sizeof(data), 0),
+		    RSTREAM_OK);
+	}
+	ack_out = ex_new("rstream_ack");
+	rstream_poll(rs, 0);
+	ack_out = NULL;
+	rstream_free(rs);
+}
+
 static void
 keyed_examples(const struct identity *a, const struct identity *b,
     const uint8_t *a_nonce, const struct hlc_stamp *st)
@@ -518,6 +598,7 @@ make_examples(void)
 
 	/* 2b. A keyed hello pair, the link's keys and a MAC'd PING. */
 	keyed_examples(&a, &b, nonce, &st);
+	dtls_examples(&a, &b);
 
 	/* 3. An entry by A, written into a space: its record and a rumor. */
 	dcbor_buf_reset(&body);
