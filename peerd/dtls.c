@@ -24,6 +24,7 @@
 #include <arpa/inet.h>
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -107,6 +108,15 @@ static BIO_METHOD	*dbio_method;
 static uint8_t		 cookie_key[32];
 static uint8_t		 rbufs[DTLS_BATCH][DTLS_DGRAM_MAX];
 static uint8_t		 record[DTLS_DGRAM_MAX];
+/*
+ * A test hook (docs/debugging.md): FLEETLAB_DTLS_ENDORSE=forge sends
+ * endorsements with a flipped signature bit, =replay sends every channel
+ * the endorsement of this peer's first session (made with that session's
+ * exported bytes), so the far end's check can be seen refusing both.
+ */
+static enum { ENDORSE_TRUE, ENDORSE_FORGE, ENDORSE_REPLAY } endorse_test;
+static uint8_t		 first_ekm[DTLSID_EKM_LEN];
+static bool		 have_first_ekm;
 
 static void	sess_service(struct sess *);
 static void	sess_fail(struct sess *, enum metrics_dtls_fail);
@@ -425,11 +435,21 @@ sess_handshaken(struct sess *s)
 		sess_fail(s, METRICS_DTLS_CERT);
 		return;
 	}
-	if (dtlsid_ekm(s->ssl, s->ekm) == -1 ||
-	    dtlsid_endorse(&pd->ident, chan.pub, s->ekm, mine) == -1) {
+	if (dtlsid_ekm(s->ssl, s->ekm) == -1) {
 		sess_fail(s, METRICS_DTLS_HANDSHAKE);
 		return;
 	}
+	if (!have_first_ekm) {
+		memcpy(first_ekm, s->ekm, sizeof(first_ekm));
+		have_first_ekm = true;
+	}
+	if (dtlsid_endorse(&pd->ident, chan.pub, endorse_test ==
+	    ENDORSE_REPLAY ? first_ekm : s->ekm, mine) == -1) {
+		sess_fail(s, METRICS_DTLS_HANDSHAKE);
+		return;
+	}
+	if (endorse_test == ENDORSE_FORGE)
+		mine[DTLSID_ENDORSE_LEN - 1] ^= 0x01;
 	if (mss > 16384)
 		mss = 16384;
 	if (mss < 256 + RSTREAM_DATA_HDR)
@@ -708,6 +728,13 @@ udp_socket(void)
 int
 dtls_init(void)
 {
+	const char *t = getenv("FLEETLAB_DTLS_ENDORSE");
+
+	endorse_test = t == NULL ? ENDORSE_TRUE : strcmp(t, "forge") == 0 ?
+	    ENDORSE_FORGE : strcmp(t, "replay") == 0 ? ENDORSE_REPLAY :
+	    ENDORSE_TRUE;
+	if (endorse_test != ENDORSE_TRUE)
+		log_warnx("dtls: test hook: %s endorsements", t);
 	if (dbio_method == NULL) {
 		if ((dbio_method = BIO_meth_new(BIO_get_new_index() |
 		    BIO_TYPE_SOURCE_SINK, "fleetlab datagram")) == NULL ||
