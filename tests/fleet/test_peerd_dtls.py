@@ -12,14 +12,17 @@ datagrams are dropped by DTLS and counted (dtls.records_dropped) while the
 link stays up and carries a write.  A flood of ClientHellos from many
 source ports, and junk datagrams, get cookie requests or nothing, and the
 peer's memory stays flat."""
+import json
 import os
 import random
 import select
 import socket
 import struct
+import subprocess
+import tempfile
 import threading
 
-from fleet import Fleet, run, wait_until
+from fleet import BUILD, Fleet, run, wait_until
 
 DTLS = ["--binding", "dtls"]
 FAST = ["--gossip-ms", "200", "--tick-ms", "50", "--ping-timeout-ms", "300",
@@ -268,8 +271,48 @@ def test_clienthello_flood_leaves_memory_flat():
                             {}).get("id") == w, 10, "a write after the flood")
 
 
+def test_orchestrated_scenarios_on_dtls():
+    """fleet.binding through orchestrate: --set binding=dtls reaches every
+    peer's command line, and the swarm (with a 2% datagram drop fault) and
+    gossip pass on DTLS."""
+    with tempfile.TemporaryDirectory(prefix="orch-dtls-", dir="/tmp") as out:
+        for sc, sets in (("swarm", ["peers=3", "mebibytes=2",
+                                    "piece_kib=64", "drop=0.02"]),
+                         ("gossip", ["peers=3", "entries=20"])):
+            argv = [os.path.join(BUILD, "orchestrate"),
+                    "scenarios/%s.json" % sc, "--set", "binding=dtls",
+                    "--out", out, "-q"]
+            for kv in sets:
+                argv += ["--set", kv]
+            p = subprocess.run(argv, capture_output=True, timeout=300)
+            assert p.returncode == 0, (sc, p.stderr.decode()[-2000:])
+            d = os.path.join(out, "latest")
+            with open(os.path.join(d, "report.json")) as fh:
+                rep = json.load(fh)
+            assert rep["status"] == "pass", rep["checks"]
+            assert rep["params"]["binding"] == "dtls"
+            with open(os.path.join(d, "run.json")) as fh:
+                rj = json.load(fh)
+            for peer in rj["peers"]:
+                cmd = peer["cmdline"]
+                cmd = cmd if isinstance(cmd, str) else " ".join(cmd)
+                assert "--binding dtls" in cmd, cmd
+            dropped = 0
+            for k in range(3):
+                with open(os.path.join(d, "peers", str(k),
+                                       "metrics.json")) as fh:
+                    c = json.load(fh)["counters"]
+                assert c["dtls.handshakes"] >= 2, (sc, k, c)
+                assert sum(c["frames.bad"].values()) == 0, c["frames.bad"]
+                dropped += c["dtls.fault_dropped"]
+            if sc == "swarm":
+                assert rep["measures"]["swarm.verified"]["value"] == 2
+                assert dropped > 0
+
+
 if __name__ == "__main__":
     run([test_dtls_fleet, test_datagram_loss_is_recovered,
          test_forged_and_replayed_endorsements_refused,
          test_replayed_garbled_truncated_datagrams_dropped,
-         test_clienthello_flood_leaves_memory_flat])
+         test_clienthello_flood_leaves_memory_flat,
+         test_orchestrated_scenarios_on_dtls])

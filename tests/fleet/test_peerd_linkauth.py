@@ -12,7 +12,8 @@ MAC'd answers that check under its own derivation.  Then each bad input
 closes the link and is counted: a flipped MAC (frames.bad.bad_mac and
 frames.mac_failures), a MAC frame before UP or on a link without keys
 (frames.bad.unkeyed_mac), a malformed kx, a hello missing a key, or a
-proof whose kx is not its hello's (handshake.failed.bad_hello).  TLS links offer no key."""
+proof whose kx is not its hello's (handshake.failed.bad_hello).  TLS and
+DTLS links offer no key."""
 import hashlib
 import hmac
 import os
@@ -268,8 +269,16 @@ def test_tls_offers_no_key():
             assert counters(p)["links.up"] >= 1
 
 
+def test_dtls_offers_no_key():
+    with Fleet(extra=FAST + ["--binding", "dtls"] + MAC) as f:
+        peers = f.start(2)
+        for p in peers:
+            assert counters(p)["links.keyed"] == 0
+            assert counters(p)["links.up"] >= 1
+
+
 if __name__ == "__main__":
     run([test_mac_and_sig_peers_interoperate,
          test_client_without_kx_gets_signed_frames,
          test_keyed_client_from_the_docs, test_refusals,
-         test_tls_offers_no_key])
+         test_tls_offers_no_key, test_dtls_offers_no_key])
