@@ -62,33 +62,23 @@ dtlsid_free(struct dtlsid *d)
 	memset(d, 0, sizeof(*d));
 }
 
+/* The leaf's key is P-256 and verifies the leaf's own signature. */
+static int
+dtlsid_leaf_ok(X509 *cert)
+{
+	uint8_t pub[DTLSID_CHAN_PUB_LEN];
+	int ok = p256_pub(X509_get0_pubkey(cert), pub) == 0 &&
+	    X509_verify(cert, X509_get0_pubkey(cert)) == 1;
+
+	ERR_clear_error();
+	return ok;
+}
+
 static int
 dtlsid_verify_cb(int preverify_ok, X509_STORE_CTX *sctx)
 {
-	uint8_t pub[DTLSID_CHAN_PUB_LEN];
-	STACK_OF(X509) *chain;
-	X509 *cert;
-	SSL *ssl;
-	int ok;
-
 	(void)preverify_ok;
-	ssl = X509_STORE_CTX_get_ex_data(sctx,
-	    SSL_get_ex_data_X509_STORE_CTX_idx());
-	chain = X509_STORE_CTX_get0_untrusted(sctx);
-	cert = X509_STORE_CTX_get_current_cert(sctx);
-	ok = X509_STORE_CTX_get_error_depth(sctx) == 0 &&
-	    (chain == NULL || sk_X509_num(chain) <= 1) && cert != NULL &&
-	    p256_pub(X509_get0_pubkey(cert), pub) == 0 &&
-	    X509_verify(cert, X509_get0_pubkey(cert)) == 1;
-	ERR_clear_error();
-	if (ok) {
-		X509_STORE_CTX_set_error(sctx, X509_V_OK);
-		return 1;
-	}
-	if (ssl != NULL && dtlsid_slot >= 0)
-		SSL_set_ex_data(ssl, dtlsid_slot, (void *)1);
-	X509_STORE_CTX_set_error(sctx, X509_V_ERR_CERT_REJECTED);
-	return 0;
+	return tlsid_verify_leaf(sctx, dtlsid_leaf_ok, dtlsid_slot);
 }
 
 bool

@@ -99,29 +99,45 @@ tlsid_cert_key(X509 *cert, uint8_t pub[IDENTITY_PUB_LEN])
  * certificate of the peer's chain, leaf last; a chain longer than the leaf
  * is refused.
  */
-static int
-tlsid_verify_cb(int preverify_ok, X509_STORE_CTX *sctx)
+int
+tlsid_verify_leaf(X509_STORE_CTX *sctx, int (*leaf_ok)(X509 *), int slot)
 {
-	uint8_t pub[IDENTITY_PUB_LEN];
-	SSL *ssl;
 	STACK_OF(X509) *chain;
+	X509 *cert;
+	SSL *ssl;
 	int ok;
 
-	(void)preverify_ok;
 	ssl = X509_STORE_CTX_get_ex_data(sctx,
 	    SSL_get_ex_data_X509_STORE_CTX_idx());
 	chain = X509_STORE_CTX_get0_untrusted(sctx);
+	cert = X509_STORE_CTX_get_current_cert(sctx);
 	ok = X509_STORE_CTX_get_error_depth(sctx) == 0 &&
-	    (chain == NULL || sk_X509_num(chain) <= 1) &&
-	    tlsid_cert_key(X509_STORE_CTX_get_current_cert(sctx), pub) == 0;
+	    (chain == NULL || sk_X509_num(chain) <= 1) && cert != NULL &&
+	    leaf_ok(cert);
 	if (ok) {
 		X509_STORE_CTX_set_error(sctx, X509_V_OK);
 		return 1;
 	}
-	if (ssl != NULL && tlsid_slot >= 0)
-		SSL_set_ex_data(ssl, tlsid_slot, (void *)1);
+	if (ssl != NULL && slot >= 0)
+		SSL_set_ex_data(ssl, slot, (void *)1);
 	X509_STORE_CTX_set_error(sctx, X509_V_ERR_CERT_REJECTED);
 	return 0;
+}
+
+/* The leaf is self-signed by an Ed25519 key. */
+static int
+tlsid_leaf_ok(X509 *cert)
+{
+	uint8_t pub[IDENTITY_PUB_LEN];
+
+	return tlsid_cert_key(cert, pub) == 0;
+}
+
+static int
+tlsid_verify_cb(int preverify_ok, X509_STORE_CTX *sctx)
+{
+	(void)preverify_ok;
+	return tlsid_verify_leaf(sctx, tlsid_leaf_ok, tlsid_slot);
 }
 
 bool

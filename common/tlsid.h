@@ -58,5 +58,13 @@ int	 tlsid_peer(SSL *ssl, uint8_t pub[IDENTITY_PUB_LEN],
 bool	 tlsid_ktls(SSL *ssl, bool send);
 /* The certificate check refused this connection's peer. */
 bool	 tlsid_verify_failed(SSL *ssl);
+/*
+ * The verify callback's rule, for this binding and the DTLS one
+ * (dtlsid.c): the chain is the leaf alone and leaf_ok accepts it; else
+ * the connection's ex_data slot is marked (the certificate's fault) and
+ * the handshake fails.  1 or 0, as a verify callback returns.
+ */
+int	 tlsid_verify_leaf(X509_STORE_CTX *sctx, int (*leaf_ok)(X509 *),
+	    int slot);
 
 #endif
