@@ -115,6 +115,8 @@ dtlsid_ctx_new(const struct dtlsid *d)
 	SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER |
 	    SSL_VERIFY_FAIL_IF_NO_PEER_CERT, dtlsid_verify_cb);
 	SSL_CTX_set_read_ahead(ctx, 1);
+	/* a datagram of several records (peerd packs them on loopback) */
+	SSL_CTX_set_default_read_buffer_len(ctx, DTLSID_READ_BUF);
 	return ctx;
 }
 

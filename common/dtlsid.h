@@ -30,6 +30,7 @@
 #define DTLSID_CONTEXT		"fleetlab dtls endorse v1"
 #define DTLSID_CONTEXT_LEN	24
 #define DTLSID_LABEL		"EXPORTER-fleetlab-dtls-endorse"
+#define DTLSID_READ_BUF		(65536 + 512)	/* a whole datagram */
 #define DTLSID_MSG_LEN		(DTLSID_CONTEXT_LEN + DTLSID_CHAN_PUB_LEN + \
 	IDENTITY_ID_LEN + DTLSID_EKM_LEN)
 

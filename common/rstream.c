@@ -2,7 +2,8 @@
  * rstream.c: the reliable frame stream of the DTLS binding (see rstream.h).
  *
  * Sender: the bytes written and not yet acknowledged sit in one buffer
- * (sbuf, stream offset sbase at sbuf[shead]); a ring of RSTREAM_RWND
+ * (sbuf, stream offset sbase at sbuf[shead], with at least a header's room
+ * before shead); a ring of RSTREAM_RWND
  * segment records, indexed by seq, says which bytes each sent segment
  * holds, when it last went, how often, and whether it is acknowledged,
  * lost or in flight.  Receiver: a ring of RSTREAM_RWND slots holds the
@@ -17,6 +18,8 @@
 
 #include "rstream.h"
 #include "xmalloc.h"
+
+#define RSTREAM_KEEP_BUF	(8u << 20)	/* kept when all is acked */
 
 struct seg {
 	uint64_t	off;		/* stream offset of its first byte */
@@ -34,7 +37,7 @@ struct slot {
 struct rstream {
 	struct rstream_io	 io;
 	size_t			 mss;
-	uint8_t			*pkt;		/* one packet being built */
+	uint8_t			*pkt;		/* an acknowledgement being built */
 	struct rstream_stats	 st;
 
 	/* sender */
@@ -152,12 +155,12 @@ rstream_new(size_t mss, const struct rstream_io *io, uint64_t now_us)
 		mss = 64;
 	rs->mss = mss;
 	rs->io = *io;
-	rs->pkt = xmalloc(RSTREAM_DATA_HDR + mss > RSTREAM_ACK_MAX ?
-	    RSTREAM_DATA_HDR + mss : RSTREAM_ACK_MAX);
+	rs->pkt = xmalloc(RSTREAM_ACK_MAX);	/* acknowledgements only */
 	rs->peer_wnd = RSTREAM_RWND;
 	rs->cwnd = RSTREAM_INIT_CWND * mss;
 	rs->ssthresh = SIZE_MAX;
 	rs->rto = RSTREAM_RTO_INIT_US;
+	rs->shead = RSTREAM_DATA_HDR;	/* room for a header before any byte */
 	return rs;
 }
 
@@ -179,14 +182,20 @@ rstream_write(struct rstream *rs, const void *p, size_t len)
 	if (len == 0)
 		return;
 	if (rs->shead + rs->slen + len > rs->scap) {
-		if (rs->shead > 0) {
-			memmove(rs->sbuf, rs->sbuf + rs->shead, rs->slen);
-			rs->shead = 0;
+		/*
+		 * Move the unacknowledged bytes down only when they are no
+		 * more than the room it frees (so each byte moves O(1) times
+		 * on average); otherwise grow.
+		 */
+		if (rs->shead > RSTREAM_DATA_HDR && rs->shead >= rs->slen) {
+			memmove(rs->sbuf + RSTREAM_DATA_HDR, rs->sbuf +
+			    rs->shead, rs->slen);
+			rs->shead = RSTREAM_DATA_HDR;
 		}
-		if (rs->slen + len > rs->scap) {
+		if (rs->shead + rs->slen + len > rs->scap) {
 			size_t cap = rs->scap ? rs->scap : 65536;
 
-			while (cap < rs->slen + len)
+			while (cap < rs->shead + rs->slen + len)
 				cap *= 2;
 			rs->sbuf = xreallocarray(rs->sbuf, 1, cap);
 			rs->scap = cap;
@@ -456,8 +465,15 @@ rx_ack(struct rstream *rs, const struct rstream_pkt *pk, uint64_t now_us)
 		rs->shead += drop;
 		rs->slen -= drop;
 		rs->sbase = off;
-		if (rs->slen == 0)
-			rs->shead = 0;
+		if (rs->slen == 0) {
+			rs->shead = RSTREAM_DATA_HDR;
+			if (rs->scap > RSTREAM_KEEP_BUF) {
+				/* an idle stream keeps no burst's buffer */
+				free(rs->sbuf);
+				rs->sbuf = NULL;
+				rs->scap = 0;
+			}
+		}
 		rs->rto_at = rs->inflight > 0 ? now_us + rto_now(rs) : 0;
 		if (rs->una >= rs->undo_nxt)
 			rs->undo_ok = false;	/* all sent before the cut came */
@@ -503,17 +519,26 @@ rstream_input(struct rstream *rs, const uint8_t *p, size_t len,
 	return RSTREAM_OK;
 }
 
+/*
+ * Send segment seq.  Its header goes in the 9 bytes just before its data
+ * in the send buffer (the previous segment's tail, or the room kept at the
+ * front), which are put back after the send: no copy of the data.
+ */
 static void
 xmit(struct rstream *rs, struct seg *s, uint64_t seq, uint64_t now_us)
 {
-	rs->pkt[0] = RSTREAM_DATA;
-	put64(rs->pkt + 1, seq);
-	memcpy(rs->pkt + RSTREAM_DATA_HDR, rs->sbuf + rs->shead +
-	    (size_t)(s->off - rs->sbase), s->len);
+	uint8_t save[RSTREAM_DATA_HDR];
+	uint8_t *d = rs->sbuf + rs->shead + (size_t)(s->off - rs->sbase) -
+	    RSTREAM_DATA_HDR;
+
+	memcpy(save, d, sizeof(save));
+	d[0] = RSTREAM_DATA;
+	put64(d + 1, seq);
 	s->sent_us = now_us;
 	s->txc++;
 	/* a datagram the socket refused is a loss the stream recovers */
-	rs->io.send(rs->io.arg, rs->pkt, RSTREAM_DATA_HDR + s->len);
+	rs->io.send(rs->io.arg, d, RSTREAM_DATA_HDR + s->len);
+	memcpy(d, save, sizeof(save));
 }
 
 static void

@@ -10,7 +10,8 @@
  *
  * OpenSSL reads and writes through a BIO of this file's (dbio_*): a read
  * returns the one datagram being handled, a write is one sendto, through
- * the fault filter (drop, delay) once the peer's id is known.  Reading the
+ * the fault filter (drop, delay) once the peer's id is known, queued
+ * and sent DTLS_TXQ a system call (tx_flush).  Reading the
  * socket takes up to DTLS_BATCH datagrams a system call; each
  * association they touched then sends what it owes once (one
  * acknowledgement for the batch).  Each association has one timer: the
@@ -49,13 +50,16 @@
 #include "xmalloc.h"
 
 #define DTLS_BATCH		32		/* datagrams a recvmmsg */
-#define DTLS_DGRAM_MAX		(16384 + 512)	/* a record and its header */
+#define DTLS_DGRAM_MAX		65536		/* a datagram read or sent */
+#define DTLS_COALESCE_LO	65000		/* records a datagram, loopback */
 #define DTLS_LOOPBACK_MTU	(16384 + 128)	/* a full record a datagram */
 #define DTLS_PATH_MTU		1500		/* elsewhere */
 #define DTLS_SOCKBUF		(4 << 20)
 #define DTLS_PUMP_MAX		(1u << 20)	/* unsent bytes the stream takes */
 #define DTLS_PAIR_HIGH		(256u << 10)	/* then the link's output holds */
 #define DTLS_COOKIE_LEN		16
+#define DTLS_TXQ		32		/* datagrams a sendmmsg */
+#define DTLS_PASSES		2		/* recvmmsg calls a wake-up */
 
 enum sess_state { S_HANDSHAKE, S_ENDORSE, S_UP, S_DEAD };
 
@@ -132,15 +136,80 @@ static const char *const fail_text[METRICS_DTLS_FAIL_MAX] = {
 
 /* ---- the datagram BIO ---- */
 
+static bool
+loopback(const struct sockaddr_in *sin)
+{
+	return (ntohl(sin->sin_addr.s_addr) >> 24) == 127;
+}
+
+/*
+ * Datagrams wait here and leave DTLS_TXQ at a time (sendmmsg): a sender's
+ * system calls are a 32nd of one a datagram.  Every entry point from the
+ * loop that can send ends with tx_flush (sess_service, dtls_read_cb,
+ * delayed_cb, dtls_free), so nothing waits past the callback that made it.
+ */
+static struct {
+	int			 fd;
+	unsigned		 n;
+	struct mmsghdr		 msg[DTLS_TXQ];
+	struct iovec		 iov[DTLS_TXQ];
+	struct sockaddr_in	 to[DTLS_TXQ];
+	uint8_t			 buf[DTLS_TXQ][DTLS_DGRAM_MAX];
+} txq = { .fd = -1 };
+
+static void
+tx_flush(void)
+{
+	unsigned off = 0;
+	int n;
+
+	pd_count_add(dtls_datagrams_out, txq.n);
+	while (off < txq.n) {
+		n = sendmmsg(txq.fd, txq.msg + off, txq.n - off,
+		    MSG_DONTWAIT | MSG_NOSIGNAL);
+		if (n <= 0)
+			n = 1;	/* that one is lost: the stream recovers it */
+		off += (unsigned)n;
+	}
+	txq.n = 0;
+}
+
 static void
 dgram_send(struct sess *s, int fd, const struct sockaddr_in *to,
     const void *p, size_t len)
 {
+	unsigned i;
+
 	(void)s;
-	pd_count(dtls_datagrams_out);
-	/* A datagram the socket refuses is a loss the stream recovers. */
-	(void)sendto(fd, p, len, MSG_DONTWAIT | MSG_NOSIGNAL,
-	    (const struct sockaddr *)to, sizeof(*to));
+	if (len > DTLS_DGRAM_MAX)
+		return;		/* cannot happen: records fit the MTU */
+	/*
+	 * Toward a loopback address, whole records bound for the same place
+	 * share a datagram up to 64 KiB (DTLS allows several records a
+	 * datagram): three 16 KiB records cost the kernel one datagram.
+	 */
+	if (txq.n > 0 && txq.fd == fd && loopback(to) &&
+	    txq.to[txq.n - 1].sin_port == to->sin_port &&
+	    txq.to[txq.n - 1].sin_addr.s_addr == to->sin_addr.s_addr &&
+	    txq.iov[txq.n - 1].iov_len + len <= DTLS_COALESCE_LO) {
+		i = txq.n - 1;
+		memcpy(txq.buf[i] + txq.iov[i].iov_len, p, len);
+		txq.iov[i].iov_len += len;
+		return;
+	}
+	if (txq.n == DTLS_TXQ || (txq.n > 0 && txq.fd != fd))
+		tx_flush();
+	i = txq.n++;
+	txq.fd = fd;
+	memcpy(txq.buf[i], p, len);
+	txq.to[i] = *to;
+	txq.iov[i].iov_base = txq.buf[i];
+	txq.iov[i].iov_len = len;
+	memset(&txq.msg[i], 0, sizeof(txq.msg[i]));
+	txq.msg[i].msg_hdr.msg_name = &txq.to[i];
+	txq.msg[i].msg_hdr.msg_namelen = sizeof(txq.to[i]);
+	txq.msg[i].msg_hdr.msg_iov = &txq.iov[i];
+	txq.msg[i].msg_hdr.msg_iovlen = 1;
 }
 
 static void
@@ -153,6 +222,7 @@ delayed_cb(evutil_socket_t fd, short ev, void *arg)
 	(void)ev;
 	TAILQ_REMOVE(&s->delayed, d, entry);
 	dgram_send(s, s->bd.fd, &s->bd.peer, d->data, d->len);
+	tx_flush();
 	event_free(d->ev);
 	free(d);
 }
@@ -304,12 +374,6 @@ sess_set(struct sess *s, enum sess_state next)
 		next = S_DEAD;
 	}
 	s->state = next;
-}
-
-static bool
-loopback(const struct sockaddr_in *sin)
-{
-	return (ntohl(sin->sin_addr.s_addr) >> 24) == 127;
 }
 
 static void
@@ -506,8 +570,10 @@ sess_service(struct sess *s)
 	struct timeval tv;
 
 	s->dirty = false;
-	if (s->state == S_DEAD)
+	if (s->state == S_DEAD) {
+		tx_flush();
 		return;
+	}
 	if (s->rs != NULL) {
 		if (s->state == S_UP)
 			while (evbuffer_get_length(in) > 0 &&
@@ -530,6 +596,7 @@ sess_service(struct sess *s)
 		if (t < at)
 			at = t;
 	}
+	tx_flush();
 	if (at == UINT64_MAX) {
 		evtimer_del(s->timer);
 		return;
@@ -674,7 +741,7 @@ dtls_read_cb(evutil_socket_t fd, short ev, void *arg)
 	int n;
 
 	(void)ev;
-	for (int pass = 0; pass < 8; pass++) {
+	for (int pass = 0; pass < DTLS_PASSES; pass++) {
 		memset(msgs, 0, sizeof(msgs));
 		for (int i = 0; i < DTLS_BATCH; i++) {
 			iov[i].iov_base = rbufs[i];
@@ -708,6 +775,7 @@ dtls_read_cb(evutil_socket_t fd, short ev, void *arg)
 		if (n < DTLS_BATCH)
 			break;
 	}
+	tx_flush();	/* cookie requests */
 }
 
 static int
@@ -879,8 +947,10 @@ dtls_free(struct bufferevent *bev)
 	}
 	TAILQ_REMOVE(&sessions, s, entry);
 	if (s->ssl != NULL) {
-		if (s->state == S_UP || s->state == S_ENDORSE)
+		if (s->state == S_UP || s->state == S_ENDORSE) {
 			SSL_shutdown(s->ssl);	/* a close_notify */
+			tx_flush();
+		}
 		ERR_clear_error();
 		SSL_free(s->ssl);
 	}
