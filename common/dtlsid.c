@@ -109,8 +109,9 @@ dtlsid_ctx_new(const struct dtlsid *d)
 		SSL_CTX_free(ctx);
 		return NULL;
 	}
+	/* the acceptor's cipher order (AES-128-GCM first), as on TLS */
 	SSL_CTX_set_options(ctx, SSL_OP_NO_TICKET | SSL_OP_NO_RENEGOTIATION |
-	    SSL_OP_NO_QUERY_MTU);
+	    SSL_OP_NO_QUERY_MTU | SSL_OP_CIPHER_SERVER_PREFERENCE);
 	SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF);
 	SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER |
 	    SSL_VERIFY_FAIL_IF_NO_PEER_CERT, dtlsid_verify_cb);
