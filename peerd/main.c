@@ -448,6 +448,14 @@ main(int argc, char **argv)
 	wake_free(tick_wk);
 	tick_wk = NULL;
 	link_shutdown();
+	/*
+	 * One turn without waiting: a dtls link's bufferevent pair is freed
+	 * with its deferred callbacks still queued, and libevent drops their
+	 * reference only when they run (event_base_free cancels them, and the
+	 * pair leaks).  Every other module is still whole here, so whatever
+	 * else is due runs as in any turn.
+	 */
+	event_base_loop(pd->base, EVLOOP_NONBLOCK);
 	view_free();
 	member_free_all();
 	control_free(pd->control);
