@@ -50,6 +50,9 @@ rot7(vec x)
 
 #include "blake3_round.h"
 
+/* Prefetch distance: as blake3_avx512.c. */
+#define PF_DIST	256
+
 #define LOADU(p)	_mm256_loadu_si256((const vec *)(const void *)(p))
 #define STOREU(p, x)	_mm256_storeu_si256((vec *)(void *)(p), (x))
 
@@ -100,6 +103,10 @@ blake3_avx2_hash8(const uint8_t *const *in, size_t blocks,
 		uint8_t f = flags | (b == 0 ? flags_start : 0) |
 		    (b + 1 == blocks ? flags_end : 0);
 		size_t o = 64 * b;
+
+		for (int i = 0; i < 8; i++)
+			_mm_prefetch((const char *)in[i] + o + PF_DIST,
+			    _MM_HINT_T0);
 		vec m0 = LOADU(p0 + o), m1 = LOADU(p1 + o), m2 = LOADU(p2 + o),
 		    m3 = LOADU(p3 + o), m4 = LOADU(p4 + o), m5 = LOADU(p5 + o),
 		    m6 = LOADU(p6 + o), m7 = LOADU(p7 + o);

@@ -25,6 +25,12 @@ INL vec rot7(vec x) { return _mm512_ror_epi32(x, 7); }
 
 #include "blake3_round.h"
 
+/* Prefetch each lane's input this far ahead: sixteen streams 1 KiB apart
+ * are more than the hardware prefetcher follows well (measured on an AMD
+ * EPYC: a 64 MiB input went from memory-bound to near the in-cache rate;
+ * 128 and 512 were slower). */
+#define PF_DIST	256
+
 #define LOADU(p)	_mm512_loadu_si512((const void *)(p))
 
 /* Rows r0..r15 (sixteen words each) become columns, in place. Within each
@@ -87,6 +93,10 @@ blake3_avx512_hash16(const uint8_t *const *in, size_t blocks,
 		uint8_t f = flags | (b == 0 ? flags_start : 0) |
 		    (b + 1 == blocks ? flags_end : 0);
 		size_t o = 64 * b;
+
+		for (int i = 0; i < 16; i++)
+			_mm_prefetch((const char *)in[i] + o + PF_DIST,
+			    _MM_HINT_T0);
 		vec m0 = LOADU(in[0] + o), m1 = LOADU(in[1] + o),
 		    m2 = LOADU(in[2] + o), m3 = LOADU(in[3] + o),
 		    m4 = LOADU(in[4] + o), m5 = LOADU(in[5] + o),
