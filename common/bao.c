@@ -333,6 +333,20 @@ verify_fail(struct bao_verify *v, const char *err, uint64_t off, uint64_t len)
 	v->bad_len = len;
 }
 
+/* Move what fits of *p[0..*n) into buf[*have .. need): 1 once it is full. */
+static int
+gather(uint8_t *buf, size_t *have, size_t need, const uint8_t **p, size_t *n)
+{
+	size_t take = need - *have < *n ? need - *have : *n;
+
+	if (take > 0)
+		memcpy(buf + *have, *p, take);
+	*have += take;
+	*p += take;
+	*n -= take;
+	return *have == need;
+}
+
 /* Every transition of the verifier: consume p[0..n) as far as it goes. */
 int
 bao_verify_feed(struct bao_verify *v, const void *data, size_t n)
@@ -342,16 +356,8 @@ bao_verify_feed(struct bao_verify *v, const void *data, size_t n)
 
 	for (;;) {
 		switch (v->state) {
-		case V_HEADER: {
-			size_t take = BAO_HEADER_LEN - v->have;
-
-			if (take > n)
-				take = n;
-			memcpy(v->hdr + v->have, p, take);
-			v->have += take;
-			p += take;
-			n -= take;
-			if (v->have < BAO_HEADER_LEN)
+		case V_HEADER:
+			if (!gather(v->hdr, &v->have, BAO_HEADER_LEN, &p, &n))
 				return 0;
 			v->have = 0;
 			v->content_len = get_le64(v->hdr);
@@ -363,7 +369,6 @@ bao_verify_feed(struct bao_verify *v, const void *data, size_t n)
 			v->depth = 1;
 			v->state = V_NEXT;
 			break;
-		}
 		case V_NEXT:
 			v->state = V_DONE;
 			while (v->depth > 0) {
@@ -382,16 +387,8 @@ bao_verify_feed(struct bao_verify *v, const void *data, size_t n)
 				break;
 			}
 			break;
-		case V_NODE: {
-			size_t take = v->need - v->have;
-
-			if (take > n)
-				take = n;
-			memcpy(v->buf + v->have, p, take);
-			v->have += take;
-			p += take;
-			n -= take;
-			if (v->have < v->need)
+		case V_NODE:
+			if (!gather(v->buf, &v->have, v->need, &p, &n))
 				return 0;
 			if (verify_node(v) != 0) {
 				verify_fail(v, v->cur.len <= group ?
@@ -402,7 +399,6 @@ bao_verify_feed(struct bao_verify *v, const void *data, size_t n)
 			}
 			v->state = V_NEXT;
 			break;
-		}
 		case V_DONE:
 			if (n == 0)
 				return 0;
