@@ -140,7 +140,8 @@ range_of(uint64_t content_len, uint64_t off, uint64_t len)
 
 struct walk {
 	const uint8_t	*data;
-	const uint8_t	*ob;		/* the next pair to read */
+	const uint8_t	*ob;		/* the outboard (NULL: count only) */
+	uint64_t	 obpos;		/* where its next pair is */
 	uint8_t		*out;		/* NULL: count only */
 	uint64_t	 len;		/* bytes of slice so far */
 	struct range	 r;
@@ -163,7 +164,7 @@ walk(struct walk *w, uint64_t start, uint64_t n)
 	uint64_t group = (uint64_t)BLAKE3_CHUNK_LEN << w->g, left;
 
 	if (start + n <= w->r.start) {
-		w->ob += BAO_PAIR_LEN * (bao_groups(n, w->g) - 1);
+		w->obpos += BAO_PAIR_LEN * (bao_groups(n, w->g) - 1);
 		return;
 	}
 	if (w->r.end <= start)
@@ -172,8 +173,8 @@ walk(struct walk *w, uint64_t start, uint64_t n)
 		walk_put(w, w->data != NULL ? w->data + start : NULL, n);
 		return;
 	}
-	walk_put(w, w->ob, BAO_PAIR_LEN);
-	w->ob += BAO_PAIR_LEN;
+	walk_put(w, w->ob != NULL ? w->ob + w->obpos : NULL, BAO_PAIR_LEN);
+	w->obpos += BAO_PAIR_LEN;
 	left = blake3_left_len(n);
 	walk(w, start, left);
 	walk(w, start + left, n - left);
@@ -183,14 +184,12 @@ static uint64_t
 slice_walk(const uint8_t *data, uint64_t content_len, const uint8_t *ob,
     unsigned g, uint64_t off, uint64_t len, uint8_t *out)
 {
-	struct walk w = { .data = data, .ob = ob, .out = out,
-	    .r = range_of(content_len, off, len), .g = g };
+	struct walk w = { .data = data, .ob = ob, .obpos = BAO_HEADER_LEN,
+	    .out = out, .r = range_of(content_len, off, len), .g = g };
 	uint8_t hdr[BAO_HEADER_LEN];
 
 	put_le64(hdr, content_len);
 	walk_put(&w, hdr, sizeof(hdr));
-	if (ob != NULL)
-		w.ob = ob + BAO_HEADER_LEN;
 	walk(&w, 0, content_len);
 	return w.len;
 }
