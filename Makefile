@@ -177,7 +177,7 @@ bench: deps $(O)/bench $(WAKEUP)
 
 run: deps all
 	@if [ -x $(O)/orchestrate ] && [ -f scenarios/churn.json ]; then \
-		$(O)/orchestrate scenarios/churn.json; \
+		$(O)/orchestrate scenarios/churn.json --set rate=50; \
 	else \
 		$(MAKE) --no-print-directory bench; \
 	fi

@@ -460,12 +460,19 @@ act_connect(struct run *r, const struct step *s, uint64_t deadline)
 	return 0;
 }
 
+/*
+ * Wait for the loads called name on ps to end, within deadline, the
+ * progress line counting their entries written; each load's last status
+ * (written, elapsed_s, rate_achieved) appended to ends when not NULL.
+ */
 static int
 wait_loads(struct run *r, struct peer **ps, int np, const char *name,
-    uint64_t deadline)
+    uint64_t deadline, json_t *ends)
 {
+	uint64_t done = 0;
 	char err[256];
 
+	r->prog_what = "writes";
 	for (int i = 0; i < np; i++) {
 		for (;;) {
 			json_t *args = json_pack("{s:s, s:s}", "op", "status",
@@ -479,6 +486,15 @@ wait_loads(struct run *r, struct peer **ps, int np, const char *name,
 				return engine_fail(r, "%s: %s", name, err);
 			l = json_array_get(json_object_get(res, "loads"), 0);
 			running = json_is_true(json_object_get(l, "running"));
+			r->prog_total = (uint64_t)json_integer_value(
+			    json_object_get(l, "count")) * (uint64_t)np;
+			r->prog_done = done + (uint64_t)json_integer_value(
+			    json_object_get(l, "written"));
+			if (!running) {
+				done = r->prog_done;
+				if (ends != NULL)
+					json_array_append(ends, l);
+			}
 			json_decref(res);
 			if (!running)
 				break;
@@ -578,11 +594,44 @@ write_bulk(struct run *r, const struct step *s, struct peer **ws, int nw,
 			    ws[w]->index, wr->count, 0, stamp, wr->payload_bytes,
 			    wr->type, wr->lease_ms) == -1)
 				return -1;
-		if (wait_loads(r, ps, np, ln, deadline) == -1 ||
+		if (wait_loads(r, ps, np, ln, deadline, NULL) == -1 ||
 		    history_writes(r, ps[0], ln, "status", true) == -1)
 			return -1;
 	}
 	return 0;
+}
+
+/*
+ * A waited write step's rate, asked (the step's, per writer) and achieved
+ * (each writer's entries over its load's time, averaged), into the notes
+ * and r->rates for the summary.
+ */
+static void
+write_rates(struct run *r, const struct step *s, json_t *ends)
+{
+	double sum = 0, secs = 0;
+	json_int_t written = 0;
+	json_t *l;
+	size_t i;
+
+	json_array_foreach(ends, i, l) {
+		sum += json_number_value(json_object_get(l, "rate_achieved"));
+		written += json_integer_value(json_object_get(l, "written"));
+		secs = fmax(secs, json_number_value(json_object_get(l,
+		    "elapsed_s")));
+	}
+	if (json_array_size(ends) == 0)
+		return;
+	sum /= (double)json_array_size(ends);
+	json_array_append_new(r->rates, json_pack("{s:s, s:I, s:i, s:f, s:f, "
+	    "s:f}", "step", s->name, "written", written, "writers",
+	    (int)json_array_size(ends), "seconds", secs, "rate_asked",
+	    s->u.write.rate, "rate_achieved", sum));
+	engine_note(r, "write step %s: %lld entries by %zu writer%s in %.2f s; "
+	    "rate asked %g/s a writer%s, achieved %.1f/s a writer", s->name,
+	    (long long)written, json_array_size(ends),
+	    json_array_size(ends) == 1 ? "" : "s", secs, s->u.write.rate,
+	    s->u.write.rate == 0 ? " (0: as fast as it can)" : "", sum);
 }
 
 static int
@@ -591,6 +640,7 @@ act_write(struct run *r, const struct step *s, uint64_t deadline)
 	const struct step_write *w = &s->u.write;
 	struct peer *ps[FLEET_MAX_PEERS];
 	const char *name = s->name;
+	json_t *ends;
 	int np;
 
 	gather_window_open(r);
@@ -608,8 +658,13 @@ act_write(struct run *r, const struct step *s, uint64_t deadline)
 			history_load_add(r, ps[i], name);
 		return 0;
 	}
-	if (wait_loads(r, ps, np, name, deadline) == -1)
+	ends = json_array();
+	if (wait_loads(r, ps, np, name, deadline, ends) == -1) {
+		json_decref(ends);
 		return -1;
+	}
+	write_rates(r, s, ends);
+	json_decref(ends);
 	for (int i = 0; i < np; i++)
 		if (history_writes(r, ps[i], name, "status", true) == -1)
 			return -1;
@@ -653,11 +708,14 @@ act_take(struct run *r, const struct step *s, uint64_t deadline)
 		return -1;
 	if (!t->wait)
 		return 0;
+	r->prog_what = "takes";
+	r->prog_total = r->take_target;
 	for (uint64_t look = 0;;) {
 		if (clock_mono_ms() >= look) {
 			history_takes(r);
 			look = clock_mono_ms() + TAKE_LOOK_MS;
 		}
+		r->prog_done = history_taken(r);
 		if (history_taken(r) >= r->take_target)
 			break;
 		if (clock_mono_ms() >= deadline)
@@ -1001,7 +1059,7 @@ act_reconcile(struct run *r, const struct step *s, uint64_t deadline)
 			if (bulk_start(r, ps[i], ln, 1, common, 0, stamp,
 			    rs->payload_bytes, NULL, -1) == -1)
 				return -1;
-		if (wait_loads(r, ps, 2, ln, deadline) == -1)
+		if (wait_loads(r, ps, 2, ln, deadline, NULL) == -1)
 			return -1;
 	}
 	snprintf(ln, sizeof(ln), "%s.own", name);
@@ -1013,7 +1071,7 @@ act_reconcile(struct run *r, const struct step *s, uint64_t deadline)
 		    1000000000, stamp, rs->payload_bytes, NULL, -1) == -1)
 			return -1;
 	}
-	if (wait_loads(r, ps, 2, ln, deadline) == -1)
+	if (wait_loads(r, ps, 2, ln, deadline, NULL) == -1)
 		return -1;
 	now = clock_mono_ms();
 	args = json_pack("{s:s, s:s, s:I}", "peer", ps[1]->name, "method",

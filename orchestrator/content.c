@@ -59,6 +59,7 @@ content_wait_fetched(struct run *r, uint64_t deadline)
 		size_t done = 0;
 		char line[1024] = "";
 		bool print = clock_mono_ms() >= next_line;
+		json_int_t pieces = 0, all = 0;
 
 		for (size_t i = 0; i < n; i++) {
 			struct peer *p = r->fleet.peers[json_integer_value(
@@ -70,6 +71,8 @@ content_wait_fetched(struct run *r, uint64_t deadline)
 			    sizeof(err))) == NULL)
 				continue;
 			v = json_integer_value(json_object_get(c, "verified"));
+			pieces += v;
+			all += json_integer_value(json_object_get(c, "pieces"));
 			if (json_is_true(json_object_get(c, "complete")))
 				done++;
 			else if (v != last_v[i]) {
@@ -118,6 +121,9 @@ content_wait_fetched(struct run *r, uint64_t deadline)
 			}
 			json_decref(c);
 		}
+		r->prog_what = "pieces";
+		r->prog_done = (uint64_t)pieces;
+		r->prog_total = (uint64_t)all;
 		if (print) {
 			next_line = clock_mono_ms() + PROGRESS_MS;
 			if (r->opts.verbose >= 0)

@@ -58,6 +58,15 @@ engine_timeline(struct run *r, const char *event, json_t *fields)
 	json_decref(j);
 }
 
+/* A note into the report; on stderr too when show. */
+static void
+note_add(struct run *r, const char *buf, bool show)
+{
+	json_array_append_new(r->notes, json_string(buf));
+	if (show)
+		fprintf(stderr, "%s%s\n", r->tty ? "\r\033[K" : "", buf);
+}
+
 void
 engine_note(struct run *r, const char *fmt, ...)
 {
@@ -67,23 +76,22 @@ engine_note(struct run *r, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
-	json_array_append_new(r->notes, json_string(buf));
-	if (r->opts.verbose >= 0)
-		fprintf(stderr, "%s%s\n", r->tty ? "\r\033[K" : "", buf);
+	note_add(r, buf, r->opts.verbose > 0);	/* the report's; -v shows */
 }
 
 /* A note on something the scenario did to the fleet, with time and step. */
 void
 engine_fault_note(struct run *r, const char *fmt, ...)
 {
-	char buf[400];
+	char buf[400], line[512];
 	va_list ap;
 
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
-	engine_note(r, "%.1f s, step %s: %s", (double)engine_ms(r) / 1000.0,
-	    r->step_name ? r->step_name : "?", buf);
+	snprintf(line, sizeof(line), "%.1f s, step %s: %s", (double)
+	    engine_ms(r) / 1000.0, r->step_name ? r->step_name : "?", buf);
+	note_add(r, line, r->opts.verbose >= 0);	/* the run's events */
 }
 
 int

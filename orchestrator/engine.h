@@ -25,6 +25,9 @@
 #define POLL_NS		(20 * 1000 * 1000)	/* between two looks */
 #define COLLECT_MS	500	/* take collection; looks at write loads */
 #define PROGRESS_MS	10000	/* progress line when not on a terminal */
+#define SAMPLE_AUTO_MS	100	/* the default period, for the first */
+#define SAMPLE_AUTO_SPAN_MS 60000	/* minute of a run; then */
+#define SAMPLE_AUTO_LATE_MS 1000	/* this one */
 #define WATCH_EVERY_MS	1000	/* the watchdog's round, up to 200 peers */
 #define WATCH_PEER_MS	5	/* beyond: 5 ms a peer (watch_round_ms) */
 #define WATCH_ANSWER_MS	5000	/* bound on a hello */
@@ -174,6 +177,10 @@ void		 history_check(struct run *r);
 /* ---- sample.c: samples, take collection, the progress line -------------- */
 
 void		 sample_progress(struct run *r, bool force);
+/* The sampling period: --sample-ms, the scenario's, or SAMPLE_AUTO_MS. */
+int		 sample_period_ms(const struct run *r);
+/* The round begun by sample_round is sent: its end is its last answer. */
+void		 sample_sent(struct run *r);
 /* A sample round due now (sample_ms, or round_ms when longer): its
  * request's arguments (yours), else NULL. */
 json_t		*sample_round(struct run *r, uint64_t round_ms);

@@ -4,7 +4,9 @@
  *   orchestrate SCENARIO.json [--peers N] [--set KEY=VALUE]... [--seed N]
  *               [--out DIR] [--dry-run] [--timeout S] [--keep]
  *               [--hold K] [--wrap K=PREFIX]... [--stall-s S] [--watch-ms MS]
- *               [--quiet|--verbose] [--peerd PATH]
+ *               [--sample-ms MS] [--quiet|--verbose] [--peerd PATH]
+ *   orchestrate list              every scenario a bare name can run
+ *   orchestrate describe NAME     its parameters, steps and checks
  *   orchestrate down RUN_DIR      stop a fleet left up by --keep
  *   orchestrate replay RUN_DIR    run again with the same resolved
  *                                 scenario and seed; report the first step
@@ -36,6 +38,7 @@
 
 #include <openssl/rand.h>
 
+#include "catalog.h"
 #include "compare.h"
 #include "debug.h"
 #include "fleet.h"
@@ -68,6 +71,7 @@ static const struct option longopts[] = {
 	{ "wrap", required_argument, NULL, 'w' },
 	{ "stall-s", required_argument, NULL, 'W' },
 	{ "watch-ms", required_argument, NULL, 'J' },
+	{ "sample-ms", required_argument, NULL, 'M' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
 	{ NULL, 0, NULL, 0 }
@@ -80,13 +84,14 @@ usage(FILE *fp)
 "usage: orchestrate SCENARIO [options]\n"
 "\n"
 "  SCENARIO           a scenario file, or an installed scenario's name\n"
-"                     (churn, gossip, swarm, throughput)\n"
+"                     (orchestrate list names them)\n"
 "  --peers N          the fleet size (the same as --set peers=N)\n"
 "  --set KEY=VALUE    override a scenario parameter (repeatable)\n"
 "  --seed N           the run's seed (default: random, printed)\n"
 "  --out DIR          where run directories are made (default results;\n"
 "                     made with its parents)\n"
-"  --dry-run          print the resolved scenario and exit\n"
+"  --dry-run          print the resolved scenario (JSON, stdout) and its\n"
+"                     parameters (stderr), and exit\n"
 "  --timeout S        bound on the whole run (default: the scenario's)\n"
 "  --keep             leave the fleet running at the end (see: down)\n"
 "  --keep-content     keep every peer's copy of a swarm blob after a PASS\n"
@@ -103,10 +108,16 @@ usage(FILE *fp)
 "  --watch-ms MS      the watchdog's round: each peer gets one call (a\n"
 "                     sample or a hello) a round (default 1000, and 5 ms\n"
 "                     a peer in fleets beyond 200 peers)\n"
-"  --quiet, --verbose less or more progress on stderr\n"
+"  --sample-ms MS     the samples' period (0: none; default: the\n"
+"                     scenario's sample_ms, else 100 ms for the first\n"
+"                     minute of the run and 1 s after it)\n"
+"  -q, --quiet        only the verdict line on stderr\n"
+"  -v, --verbose      every note of the engine on stderr as it comes\n"
 "  --peerd PATH       the peerd binary (default: beside orchestrate)\n"
 "\n"
 "\n"
+"       orchestrate list              every scenario a bare name runs\n"
+"       orchestrate describe NAME     its parameters, steps and checks\n"
 "       orchestrate down RUN_DIR      stop a fleet left up by --keep\n"
 "       orchestrate replay RUN_DIR    run a bundle's scenario and seed again\n"
 "       orchestrate compare RUN_A RUN_B [--fail-above PCT]  (--help: more)\n"
@@ -157,79 +168,177 @@ default_peerd(char *out, size_t len)
 	snprintf(out, len, "peerd");
 }
 
-/*
- * The path of SCENARIO: itself when it is a file; otherwise, for a bare
- * name, NAME.json in the installed share/fleet-lab/scenarios/ or in the
- * source tree's scenarios/ beside the build directory.
- */
-static const char *
-find_scenario(const char *arg, char *out, size_t len)
-{
-	static const char *const places[] = {
-		"%s/../share/fleet-lab/scenarios/%s%s",
-		"%s/../scenarios/%s%s",
-		"%s/../../scenarios/%s%s",
-	};
-	char self[PATH_MAX];
-	const char *ext;
-	struct stat st;
-	ssize_t n;
+/* The measures a summary shows after the checks, when the run has them. */
+static const char *const headline[] = {
+	"throughput.takes_per_s", "throughput.write_to_take",
+	"gossip.write_to_visible", "swarm.aggregate_mib_s",
+	"swarm.ratio_to_raw", "fleet.start_ms",
+};
 
-	if ((stat(arg, &st) == 0 && S_ISREG(st.st_mode)) ||
-	    strchr(arg, '/') != NULL ||
-	    (n = readlink("/proc/self/exe", self, sizeof(self) - 1)) <= 0)
-		return arg;
-	self[n] = '\0';
-	ext = strlen(arg) > 5 && strcmp(arg + strlen(arg) - 5, ".json") == 0 ?
-	    "" : ".json";
-	dirname(self);
-	for (size_t i = 0; i < sizeof(places) / sizeof(places[0]); i++) {
-		snprintf(out, len, places[i], self, arg, ext);
-		if (access(out, R_OK) == 0)
-			return out;
-	}
-	return arg;
+/* One figure of the summary: "  NAME  VALUE" in the measure's unit. */
+static void
+summary_figure(const char *name, const json_t *m)
+{
+	char a[NUM_BUF], b[NUM_BUF], c[NUM_BUF], d[NUM_BUF];
+
+	if (json_object_get(m, "p50") != NULL)
+		fprintf(stderr, "    %-30s p50 %s  p99 %s  max %s  (%s values)\n",
+		    name, num_human(json_number_value(json_object_get(m, "p50")),
+		    "us", a, sizeof(a)), num_human(json_number_value(
+		    json_object_get(m, "p99")), "us", b, sizeof(b)),
+		    num_human(json_number_value(json_object_get(m, "max")), "us",
+		    c, sizeof(c)), num_human(json_number_value(json_object_get(m,
+		    "count")), "count", d, sizeof(d)));
+	else if (json_is_number(json_object_get(m, "value")))
+		fprintf(stderr, "    %-30s %s\n", name, num_human(
+		    json_number_value(json_object_get(m, "value")), json_string_value(
+		    json_object_get(m, "unit")), a, sizeof(a)));
 }
 
-/* The summary on stderr: every check, and for each that did not pass its
- * value and bound, in the measure's unit. */
+/*
+ * The summary on stderr, after the manner of k6 and hyperfine: the
+ * verdict line (the only one with -q); each check with its value and
+ * bound; the headline figures (the table above, and every wait step's
+ * measure); each write step's asked and achieved rate; where the report
+ * is.  The engine's notes are in the report, not here.
+ */
 static void
 print_summary(const struct run *run, const json_t *scn,
     const struct run_opts *opts)
 {
-	json_t *c;
+	json_t *c, *st;
 	size_t i;
+	int w = 4;
 
 	fprintf(stderr, "%s: %s in %.1f s (seed %llu)\n",
 	    json_string_value(json_object_get(scn, "name")),
 	    run->status == RUN_PASS ? "PASS" : run->status == RUN_FAIL ?
 	    "FAIL" : "ERROR", (double)(run->end_ms - run->t0_ms) / 1000.0,
 	    (unsigned long long)opts->seed);
+	if (opts->verbose < 0)
+		return;
 	if (run->status == RUN_ERROR)
 		fprintf(stderr, "  error: %s\n", run->error);
+	json_array_foreach(run->checks, i, c)
+		if ((int)strlen(json_string_value(json_object_get(c, "name"))) >
+		    w)
+			w = (int)strlen(json_string_value(json_object_get(c,
+			    "name")));
+	if (json_array_size(run->checks) > 0)
+		fprintf(stderr, "  checks\n");
 	json_array_foreach(run->checks, i, c) {
 		const char *res = json_string_value(json_object_get(c, "result"));
 		const char *unit = measures_check_unit(run->measures, c);
 		const char *stat = json_string_value(json_object_get(c, "stat"));
 		char v[NUM_BUF], b[NUM_BUF];
 
-		fprintf(stderr, "  %-7s %s", res, json_string_value(
-		    json_object_get(c, "name")));
-		if (res != NULL && strcmp(res, "PASS") != 0)
-			fprintf(stderr, ": %s%s%s = %s, bound %s %s",
-			    json_string_value(json_object_get(c, "metric")),
-			    stat ? " " : "", stat ? stat : "",
-			    json_is_number(json_object_get(c, "value")) ?
-			    num_human(json_number_value(json_object_get(c,
-			    "value")), unit, v, sizeof(v)) : "not measured",
-			    json_string_value(json_object_get(c, "op")),
-			    num_human(json_number_value(json_object_get(c,
-			    "bound")), unit, b, sizeof(b)));
-		fputc('\n', stderr);
+		fprintf(stderr, "    %-7s %-*s  %s%s%s = %s, bound %s %s\n", res,
+		    w, json_string_value(json_object_get(c, "name")),
+		    json_string_value(json_object_get(c, "metric")),
+		    stat ? " " : "", stat ? stat : "",
+		    json_is_number(json_object_get(c, "value")) ?
+		    num_human(json_number_value(json_object_get(c, "value")),
+		    unit, v, sizeof(v)) : "not measured",
+		    json_string_value(json_object_get(c, "op")),
+		    num_human(json_number_value(json_object_get(c, "bound")),
+		    unit, b, sizeof(b)));
+	}
+	fprintf(stderr, "  figures\n");
+	for (i = 0; i < sizeof(headline) / sizeof(headline[0]); i++)
+		summary_figure(headline[i], json_object_get(run->measures,
+		    headline[i]));
+	json_array_foreach(json_object_get(scn, "steps"), i, st)
+		if (json_is_string(json_object_get(st, "measure")))
+			summary_figure(json_string_value(json_object_get(st,
+			    "measure")), json_object_get(run->measures,
+			    json_string_value(json_object_get(st, "measure"))));
+	json_array_foreach(run->rates, i, c) {
+		char label[120];
+
+		snprintf(label, sizeof(label), "write rate (%s)",
+		    json_string_value(json_object_get(c, "step")));
+		if (json_number_value(json_object_get(c, "rate_asked")) > 0)
+			fprintf(stderr, "    %-30s asked %g/s, achieved "
+			    "%.1f/s a writer\n", label,
+			    json_number_value(json_object_get(c, "rate_asked")),
+			    json_number_value(json_object_get(c,
+			    "rate_achieved")));
+		else
+			fprintf(stderr, "    %-30s as fast as it can: %.1f/s a "
+			    "writer\n", label, json_number_value(
+			    json_object_get(c, "rate_achieved")));
 	}
 	if (run->dir[0] != '\0')
-		fprintf(stderr, "  report: %s/report.md (and report.html)\n",
-		    run->dir);
+		fprintf(stderr, "  report: %s/report.html (and report.md, %zu "
+		    "notes)\n", run->dir, json_array_size(run->notes));
+}
+
+/*
+ * A numeric flag, strictly: the whole of arg an integer in lo..hi, else a
+ * message and false.
+ */
+static bool
+int_flag(const char *flag, const char *arg, long long lo, long long hi,
+    int *out)
+{
+	long long v;
+	char msg[200];
+
+	if (num_parse_int(arg, lo, hi, &v) == 0) {
+		*out = (int)v;
+		return true;
+	}
+	fprintf(stderr, "orchestrate: --%s: %s\n", flag, num_expected_int(arg,
+	    lo, hi, msg, sizeof(msg)));
+	return false;
+}
+
+/* A copy of v without its null members (the defaults nothing set). */
+static json_t *
+strip_nulls(const json_t *v)
+{
+	json_t *out, *x;
+	const char *k;
+	size_t i;
+
+	if (json_is_object(v)) {
+		out = json_object();
+		json_object_foreach((json_t *)v, k, x)
+			if (!json_is_null(x))
+				json_object_set_new(out, k, strip_nulls(x));
+		return out;
+	}
+	if (json_is_array(v)) {
+		out = json_array();
+		json_array_foreach(v, i, x)
+			json_array_append_new(out, strip_nulls(x));
+		return out;
+	}
+	return json_deep_copy(v);
+}
+
+/* --dry-run: the resolved scenario in its own order, without nulls, on
+ * stdout; its parameters' values and help on stderr. */
+static void
+dry_run(const json_t *scn, const char *path)
+{
+	json_t *clean = strip_nulls(scn), *decl, *raw, *v;
+	const char *k;
+
+	json_dumpf(clean, stdout, JSON_INDENT(2));
+	putchar('\n');
+	json_decref(clean);
+	raw = path != NULL ? json_load_file(path, 0, NULL) : NULL;
+	json_object_foreach(json_object_get(scn, "params"), k, v) {
+		char *s = json_dumps(v, JSON_ENCODE_ANY);
+
+		decl = json_object_get(json_object_get(raw, "params"), k);
+		fprintf(stderr, "# %s = %s   %s\n", k, s ? s : "",
+		    json_string_value(json_object_get(decl, "help")) ?
+		    json_string_value(json_object_get(decl, "help")) : "");
+		free(s);
+	}
+	json_decref(raw);
 }
 
 int
@@ -240,7 +349,7 @@ main(int argc, char **argv)
 	struct sigaction sa;
 	char *peersset = NULL, err[1024], peerd[PATH_MAX], path[PATH_MAX];
 	bool dry = false, seed_given = false;
-	const char *replay_dir = NULL;
+	const char *replay_dir = NULL, *scn_path = NULL;
 	json_t *scn;
 	int ch;
 
@@ -258,28 +367,33 @@ main(int argc, char **argv)
 		return sweep_main(argc - 1, argv + 1);
 	atexit(free_sets);
 	while ((ch = getopt_long(argc, argv, "hqv", longopts, NULL)) != -1) {
-		char *end;
-
 		switch (ch) {
-		case 'n':
-			xasprintf(&peersset, "peers=%s", optarg);
+		case 'n': {
+			int n;
+
+			if (!int_flag("peers", optarg, 1, FLEET_MAX_PEERS, &n))
+				return 2;
+			xasprintf(&peersset, "peers=%d", n);
 			sets = xreallocarray(sets, nsets + 1, sizeof(*sets));
 			sets[nsets++] = peersset;
 			break;
+		}
 		case 's':
 			sets = xreallocarray(sets, nsets + 1, sizeof(*sets));
 			sets[nsets++] = xstrdup(optarg);
 			break;
-		case 'S':
-			errno = 0;
-			opts.seed = strtoull(optarg, &end, 10);
-			if (errno != 0 || *end != '\0' || end == optarg) {
+		case 'S': {
+			unsigned long long seed;
+
+			if (num_parse_u64(optarg, &seed) == -1) {
 				fprintf(stderr, "orchestrate: --seed: expected "
 				    "an unsigned integer, got \"%s\"\n", optarg);
 				return 2;
 			}
+			opts.seed = seed;
 			seed_given = true;
 			break;
+		}
 		case 'o':
 			opts.out = optarg;
 			break;
@@ -287,12 +401,9 @@ main(int argc, char **argv)
 			dry = true;
 			break;
 		case 't':
-			opts.timeout_s = atoi(optarg);
-			if (opts.timeout_s <= 0) {
-				fprintf(stderr, "orchestrate: --timeout: expected "
-				    "seconds > 0, got \"%s\"\n", optarg);
+			if (!int_flag("timeout", optarg, 1, 604800,
+			    &opts.timeout_s))
 				return 2;
-			}
 			break;
 		case 'q':
 			opts.verbose = -1;
@@ -313,7 +424,9 @@ main(int argc, char **argv)
 			opts.hold = optarg;
 			break;
 		case 'T':
-			opts.hold_timeout_s = atoi(optarg);
+			if (!int_flag("hold-timeout", optarg, 1, 604800,
+			    &opts.hold_timeout_s))
+				return 2;
 			break;
 		case 'w':
 			if (strchr(optarg, '=') == NULL) {
@@ -326,20 +439,21 @@ main(int argc, char **argv)
 			opts.wraps[opts.nwraps++] = optarg;
 			break;
 		case 'J':
-			opts.watch_ms = atoi(optarg);
-			if (opts.watch_ms < 100 || opts.watch_ms > 600000) {
-				fprintf(stderr, "orchestrate: --watch-ms: "
-				    "expected 100 to 600000 ms\n");
+			if (!int_flag("watch-ms", optarg, 100, 600000,
+			    &opts.watch_ms))
 				return 2;
-			}
+			break;
+		case 'M':
+			if (!int_flag("sample-ms", optarg, 0, 3600000,
+			    &opts.sample_ms))
+				return 2;
+			if (opts.sample_ms == 0)
+				opts.sample_ms = -1;	/* off */
 			break;
 		case 'W':
-			opts.stall_s = atoi(optarg);
-			if (opts.stall_s < 0) {
-				fprintf(stderr, "orchestrate: --stall-s: expected "
-				    "seconds >= 0\n");
+			if (!int_flag("stall-s", optarg, 0, 86400,
+			    &opts.stall_s))
 				return 2;
-			}
 			break;
 		case 'h':
 			usage(stdout);
@@ -351,6 +465,20 @@ main(int argc, char **argv)
 			usage(stderr);
 			return 2;
 		}
+	}
+	if (optind < argc && strcmp(argv[optind], "list") == 0) {
+		if (optind != argc - 1) {
+			usage(stderr);
+			return 2;
+		}
+		return catalog_list();
+	}
+	if (optind < argc && strcmp(argv[optind], "describe") == 0) {
+		if (optind != argc - 2) {
+			fprintf(stderr, "usage: orchestrate describe NAME\n");
+			return 2;
+		}
+		return catalog_describe(argv[optind + 1]);
 	}
 	if (optind < argc && strcmp(argv[optind], "down") == 0) {
 		if (optind != argc - 2) {
@@ -382,8 +510,10 @@ main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	} else {
-		scn = scenario_load(find_scenario(argv[optind], path,
-		    sizeof(path)), sets, nsets, err, sizeof(err));
+		scn_path = catalog_find(argv[optind], path, sizeof(path), err,
+		    sizeof(err));
+		scn = scn_path != NULL ? scenario_load(scn_path, sets, nsets,
+		    err, sizeof(err)) : NULL;
 		if (scn == NULL)
 			fprintf(stderr, "orchestrate: %s\n", err);
 	}
@@ -394,8 +524,7 @@ main(int argc, char **argv)
 	opts.seed &= 0x7fffffffffffffffull;	/* fits a JSON integer */
 	json_object_set_new(scn, "seed", json_integer((json_int_t)opts.seed));
 	if (dry) {
-		json_dumpf(scn, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
-		putchar('\n');
+		dry_run(scn, scn_path);
 		json_decref(scn);
 		return 0;
 	}
@@ -413,8 +542,7 @@ main(int argc, char **argv)
 	run_scenario(&run, scn, &opts);
 	if (run.dir[0] != '\0' && access(run.dir, F_OK) == 0)
 		report_write(&run);
-	if (opts.verbose >= 0)
-		print_summary(&run, scn, &opts);
+	print_summary(&run, scn, &opts);	/* -q: the verdict line */
 	ch = (int)run.status;
 	if (opts.keep && run.status != RUN_ERROR)
 		debug_print_kept(&run);

@@ -5,6 +5,8 @@
  * carry every digit and no float noise ("0.039161", never
  * "0.039161000000000001").
  */
+#include <ctype.h>
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -107,5 +109,62 @@ num_human(double d, const char *unit, char *buf, size_t len)
 		short_num(d, n, sizeof(n));
 		snprintf(buf, len, "%s %s", n, u);
 	}
+	return buf;
+}
+
+int
+num_parse_int(const char *s, long long lo, long long hi, long long *out)
+{
+	char *end;
+	long long v;
+
+	if (s == NULL || *s == '\0' || isspace((unsigned char)*s))
+		return -1;
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (errno != 0 || *end != '\0' || v < lo || v > hi)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+int
+num_parse_u64(const char *s, unsigned long long *out)
+{
+	char *end;
+	unsigned long long v;
+
+	if (s == NULL || !isdigit((unsigned char)*s))
+		return -1;	/* strtoull would take "-1" as 2^64 - 1 */
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno != 0 || *end != '\0')
+		return -1;
+	*out = v;
+	return 0;
+}
+
+int
+num_parse_double(const char *s, double lo, double hi, double *out)
+{
+	char *end;
+	double v;
+
+	if (s == NULL || *s == '\0' || isspace((unsigned char)*s))
+		return -1;
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno != 0 || *end != '\0' || !isfinite(v) || v < lo || v > hi)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+char *
+num_expected_int(const char *s, long long lo, long long hi, char *buf,
+    size_t len)
+{
+	snprintf(buf, len, "expected an integer from %lld to %lld, got \"%s\"",
+	    lo, hi, s);
 	return buf;
 }

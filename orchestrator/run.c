@@ -85,14 +85,13 @@ raise_nofile(struct run *r)
 static void
 timers_start(struct run *r)
 {
-	json_int_t period = json_integer_value(json_object_get(r->scn,
-	    "sample_ms"));
+	int period = sample_period_ms(r);
 	struct timeval watch;
 	struct timeval collect = { 0, COLLECT_MS * 1000 };
 	struct timeval prog = r->tty ? (struct timeval){ 0, 200 * 1000 } :
 	    (struct timeval){ PROGRESS_MS / 1000, 0 };
 
-	r->sample_ms = period > 0 ? (int)period : 0;
+	r->sample_ms = period;
 	r->watch_ms = r->sample_ms > 0 && r->sample_ms < WATCH_EVERY_MS ?
 	    r->sample_ms : WATCH_EVERY_MS;
 	watch.tv_sec = r->watch_ms / 1000;
@@ -285,6 +284,8 @@ step_set(struct run *r, const struct step *s, enum run_step_state to)
 		    "step", r->step, "name", r->step_name, "action",
 		    s->action));
 		r->step_start_ms = clock_mono_ms();
+		r->prog_what = NULL;
+		r->prog_done = r->prog_total = 0;
 		if (r->opts.verbose > 0)
 			fprintf(stderr, "%s%s\n", r->tty ? "\r\033[K" : "",
 			    r->step_name);
@@ -297,7 +298,7 @@ step_set(struct run *r, const struct step *s, enum run_step_state to)
 			    r->step_start_ms));
 		engine_timeline(r, "step_end", json_pack("{s:i, s:s, s:b}", "step",
 		    r->step, "name", r->step_name, "ok", to == STEP_DONE));
-		sample_progress(r, false);
+		sample_progress(r, true);	/* a line per step */
 	} else
 		log_warnx("step %s: no transition from %d to %d", r->step_name,
 		    (int)from, (int)to);
@@ -341,6 +342,7 @@ run_scenario(struct run *r, json_t *scn, const struct run_opts *opts)
 	r->writes = json_object();
 	r->takes = json_object();
 	r->notes = json_array();
+	r->rates = json_array();
 	r->peer_rows = json_array();
 	r->checks = json_array();
 	r->counters = json_object();
@@ -450,6 +452,7 @@ run_free(struct run *r)
 	json_decref(r->writes);
 	json_decref(r->takes);
 	json_decref(r->notes);
+	json_decref(r->rates);
 	json_decref(r->peer_rows);
 	json_decref(r->checks);
 	json_decref(r->counters);

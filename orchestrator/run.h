@@ -44,6 +44,7 @@ struct run_opts {
 	int		 nwraps;
 	int		 stall_s;	/* watchdog: no progress for this long */
 	int		 watch_ms;	/* --watch-ms: the round (0: by size) */
+	int		 sample_ms;	/* --sample-ms (0: not given, -1: off) */
 	char		**argv;		/* the orchestrator's own command line */
 	int		 argc;
 };
@@ -93,7 +94,7 @@ struct run {
 	struct event_base *base;
 	struct event	*ev_watch;	/* watchdog round, samples: watch_ms */
 	int		 watch_ms;	/* 1 s, or sample_ms when shorter */
-	int		 sample_ms;	/* the scenario's; 0: no samples */
+	int		 sample_ms;	/* sample_period_ms(); 0: no samples */
 	uint64_t	 sample_next_ms;	/* the next round's time */
 	uint64_t	 hello_round_ms;	/* the last round's calls */
 	uint64_t	 sample_raised_ms;	/* the round samples wait for */
@@ -111,10 +112,15 @@ struct run {
 					   the stuck peers) */
 	char		 hang_why[300];
 	char		 hang_peers[400];	/* the peers that missed a bound */
-	int		 sample_inflight;
-	uint64_t	 sample_sent_us;
+	int		 sample_inflight;	/* calls, every round */
+	struct sample_batch *sample_cur;	/* the round being sent */
 	uint64_t	 sample_rounds;		/* complete rounds */
 	double		 sample_round_max_ms;	/* the slowest of them */
+	/* the load step's progress (sample_progress): done of total what */
+	const char	*prog_what;	/* "writes", "takes", "pieces"; NULL */
+	uint64_t	 prog_done, prog_total;
+	json_t		*rates;		/* each write step's asked and achieved
+					   rates, for the summary */
 	json_t		*loads;		/* write loads not yet collected */
 	size_t		 writes_uncollected;	/* issued, never collected */
 };

@@ -14,6 +14,7 @@
 
 #include <jansson.h>
 
+#include "hint.h"
 #include "jpos.h"
 #include "knob.h"
 #include "measures.h"
@@ -224,8 +225,12 @@ param_value(struct sc *sc, const struct at *at, const char *name, size_t n)
 	memcpy(key, name, n);
 	key[n] = '\0';
 	if ((v = json_object_get(sc->params, key)) == NULL) {
+		const char *near = hint_closest_key(key, sc->params);
+
 		sc_params_text(sc, known, sizeof(known));
-		sc_fail(sc, at, "unknown parameter $%s (%s)", key, known);
+		sc_fail(sc, at, "unknown parameter $%s%s%s%s (%s)", key,
+		    near ? "; did you mean $" : "", near ? near : "", near ?
+		    "?" : "", known);
 	}
 	return v;
 }
@@ -675,3 +680,32 @@ sc_measure_kind(const struct sc *sc, const char *name)
 	return -1;
 }
 
+
+/*
+ * "expected a measure name (the list), got V; did you mean "X"?" at at:
+ * the closest of the table's names and the scenario's own wait measures.
+ */
+int
+sc_fail_measure(struct sc *sc, const struct at *at, const json_t *v)
+{
+	const char *cands[M_COUNT + 64], *name = json_string_value(v), *near,
+	    *k;
+	size_t n = 0;
+	json_t *x;
+	char got[80];
+
+	for (int i = 0; i < M_COUNT; i++)
+		cands[n++] = measures_row((enum measure_id)i)->name;
+	json_object_foreach(sc->measures, k, x)
+		if (n < nitems(cands))
+			cands[n++] = k;
+	near = name != NULL ? hint_closest(name, cands, n) : NULL;
+	if (near == NULL)
+		return sc_fail_got(sc, at, v, "a measure name ("
+		    MEASURES_TEXT_ALL ")");
+	sc_value_text(v, got, sizeof(got));
+	return sc_fail(sc, at, "expected a measure name, got %s%s%s%s; did "
+	    "you mean \"%s\"? (" MEASURES_TEXT_ALL ")", got, at->from ?
+	    " (from $" : "", at->from ? at->from : "", at->from ? ")" : "",
+	    near);
+}

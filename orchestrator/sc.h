@@ -103,6 +103,8 @@ json_t	*sc_want_knobs(struct sc *, const struct at *, const json_t *,
 	    const json_t *);
 bool	 sc_measure_name_ok(const char *);
 int	 sc_measure_kind(const struct sc *, const char *);
+/* An unknown measure v at at, with the closest known name. -1. */
+int	 sc_fail_measure(struct sc *, const struct at *, const json_t *);
 
 /* Steps and checks (scstep.c). */
 int	 scstep_steps(struct sc *, const struct at *, const json_t *, json_t *);

@@ -23,6 +23,7 @@
 
 #include <jansson.h>
 
+#include "hint.h"
 #include "jpos.h"
 #include "knob.h"
 #include "sc.h"
@@ -277,9 +278,16 @@ param_set(struct sc *sc, const char *set)
 	}
 	name = xstrndup(set, (size_t)(eq - set));
 	if ((decl = json_object_get(sc->decls, name)) == NULL) {
+		const char *near = hint_closest_key(name, sc->decls);
+
 		sc_params_text(sc, known, sizeof(known));
-		snprintf(sc->err, sc->errlen, "--set %.80s: no such parameter "
-		    "(%s)", set, known);
+		if (near != NULL)
+			snprintf(sc->err, sc->errlen, "--set %.80s: no such "
+			    "parameter; did you mean \"%s\"? (%s)", set, near,
+			    known);
+		else
+			snprintf(sc->err, sc->errlen, "--set %.80s: no such "
+			    "parameter (%s)", set, known);
 		free(name);
 		return -1;
 	}
@@ -475,14 +483,15 @@ resolve(struct sc *sc, const json_t *top, char *const *sets, size_t nsets)
 	if (sc->failed)
 		goto bad;
 	json_object_set_new(res, "timeout_s", json_real(d));
-	n = 1000;
+	/* absent: the engine's default period, which fits the run */
 	if ((v = sc_get(sc, &root, top, "sample_ms", &ka)) != NULL) {
 		sc_want_int(sc, &ka, v, 0, 3600000, &n);
 		json_decref(v);
+		if (!sc->failed)
+			json_object_set_new(res, "sample_ms", json_integer(n));
 	}
 	if (sc->failed)
 		goto bad;
-	json_object_set_new(res, "sample_ms", json_integer(n));
 
 	if (fleet(sc, &root, top, res) == -1 ||
 	    scstep_steps(sc, &root, top, res) == -1 ||

@@ -22,7 +22,7 @@
  *                  --set applied: int -> int, number -> real, bool,
  *                  string (at most 256 bytes)
  *   "timeout_s":   real in (0, 604800]         (default 300)
- *   "sample_ms":   int 0..3600000, 0 = off     (default 1000)
+ *   "sample_ms":   int 0..3600000, 0 = off     (absent: the engine's)
  *   "fleet": {
  *     "peers":     int 1..1024
  *     "binding":   "tcp" | "tls"  (peerd --binding)

@@ -536,8 +536,7 @@ check(struct sc *sc, const struct at *at, json_t *raw, size_t index,
 	metric = json_string_value(json_object_get(out, "metric"));
 	ka = (struct at){ at, raw, "metric", 0, NULL };
 	if ((kind = sc_measure_kind(sc, metric)) == -1) {
-		sc_fail_got(sc, &ka, json_object_get(out, "metric"),
-		    "a measure name (" MEASURES_TEXT_ALL ")");
+		sc_fail_measure(sc, &ka, json_object_get(out, "metric"));
 		goto bad;
 	}
 	ka = (struct at){ at, raw, "stat", 0, NULL };

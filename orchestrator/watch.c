@@ -111,6 +111,8 @@ watch_tick(evutil_socket_t fd, short what, void *arg)
 			ctl_call(r->base, p, "hello", NULL, WATCH_ANSWER_MS,
 			    hello_cb, r);
 	}
+	if (sample != NULL)
+		sample_sent(r);
 	json_decref(sample);
 	if (r->opts.stall_s > 0 && now - r->progress_ms >= (uint64_t)
 	    r->opts.stall_s * 1000u) {
