@@ -255,6 +255,19 @@ steps(FILE *fp, const json_t *tl)
 	json_decref(st);
 }
 
+/* The run's 0 on the monotonic clock (timeline's run_start), or 0. */
+static double
+run_mono_ms(const json_t *tl)
+{
+	json_t *e;
+	size_t i;
+
+	json_array_foreach(tl, i, e)
+		if (strcmp(str(e, "event"), "run_start") == 0)
+			return json_number_value(json_object_get(e, "mono_ms"));
+	return 0;
+}
+
 /* The name of peer index k, from report.json's rows. */
 static void
 peer_name(const json_t *rep, json_int_t k, char *buf, size_t len)
@@ -288,10 +301,164 @@ max_peer(const json_t *samples)
 	return m;
 }
 
+/* Above this many peers a chart draws bands, not a line per peer. */
+#define BAND_ABOVE	8
+/* The peers furthest from the median drawn and named on a band chart. */
+#define OUTLIERS	3
+
+static int
+cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int
+cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The q quantile (0..1) of the n sorted values v, nearest rank. */
+static double
+quantile(const double *v, size_t n, double q)
+{
+	size_t k = (size_t)ceil(q * (double)n);
+
+	return v[k > 0 ? k - 1 : 0];
+}
+
+/*
+ * A band chart of the per-peer lines xs/ys (np peers, seen[p] those with
+ * points): the samples of a round (the peers' points within half a
+ * period of each other) become one slot; per slot the min, median, p90
+ * and max across the peers; then the OUTLIERS peers whose lines stray
+ * furthest from the median (their distance summed over the slots, in
+ * units of the chart's range), drawn as lines of their own and named.
+ */
+static void
+band_chart(FILE *fp, const json_t *rep, struct dv *xs, struct dv *ys,
+    const bool *seen, json_int_t np, struct page_chart *c)
+{
+	struct dv all = { 0 }, sx = { 0 }, smin = { 0 }, smed = { 0 },
+	    sp90 = { 0 }, smax = { 0 }, gaps = { 0 };
+	double period, *score = xcalloc((size_t)np + 1, sizeof(*score));
+	size_t *at = xcalloc((size_t)np + 1, sizeof(*at)), nslot = 0;
+	json_int_t top[OUTLIERS];
+	struct page_series se[4 + OUTLIERS];
+	char names[OUTLIERS][80];
+	int ntop = 0;
+
+	/* the period: the median gap between a peer's two points */
+	for (json_int_t p = 0; p < np; p++)
+		for (size_t i = 1; seen[p] && i < xs[p].n; i++)
+			dv_push(&gaps, xs[p].v[i] - xs[p].v[i - 1]);
+	if (gaps.n == 0) {
+		free(score);
+		free(at);
+		return;
+	}
+	qsort(gaps.v, gaps.n, sizeof(double), cmp_double);
+	period = fmax(quantile(gaps.v, gaps.n, 0.5), 1);
+	/* slots: walk time; a slot takes each peer's next point within
+	 * half a period of the earliest one left */
+	for (;;) {
+		double t0 = INFINITY, sum = 0;
+		size_t k = 0;
+
+		for (json_int_t p = 0; p < np; p++)
+			if (seen[p] && at[p] < xs[p].n)
+				t0 = fmin(t0, xs[p].v[at[p]]);
+		if (!isfinite(t0))
+			break;
+		all.n = 0;
+		for (json_int_t p = 0; p < np; p++)
+			if (seen[p] && at[p] < xs[p].n &&
+			    xs[p].v[at[p]] < t0 + period / 2) {
+				dv_push(&all, ys[p].v[at[p]]);
+				sum += xs[p].v[at[p]];
+				k++;
+			}
+		qsort(all.v, all.n, sizeof(double), cmp_double);
+		dv_push(&sx, sum / (double)k);
+		dv_push(&smin, all.v[0]);
+		dv_push(&smed, quantile(all.v, all.n, 0.5));
+		dv_push(&sp90, quantile(all.v, all.n, 0.9));
+		dv_push(&smax, all.v[all.n - 1]);
+		/* each peer's distance from this slot's median */
+		for (json_int_t p = 0; p < np; p++)
+			if (seen[p] && at[p] < xs[p].n &&
+			    xs[p].v[at[p]] < t0 + period / 2) {
+				score[p] += fabs(ys[p].v[at[p]] -
+				    smed.v[nslot]);
+				at[p]++;
+			}
+		nslot++;
+	}
+	/* the peers furthest off: those whose score is above 0 */
+	for (int k = 0; k < OUTLIERS; k++) {
+		json_int_t best = -1;
+
+		for (json_int_t p = 0; p < np; p++) {
+			bool taken = false;
+
+			for (int j = 0; j < ntop; j++)
+				taken |= top[j] == p;
+			if (seen[p] && !taken && score[p] > 0 && (best < 0 ||
+			    score[p] > score[best]))
+				best = p;
+		}
+		if (best < 0)
+			break;
+		top[ntop++] = best;
+	}
+	se[0] = (struct page_series){ .label = "min to max", .x = sx.v,
+	    .y = smed.v, .ylo = smin.v, .yhi = smax.v, .n = nslot, .band = true,
+	    .role = "band", .hue = 8 };
+	se[1] = (struct page_series){ .label = "median", .x = sx.v, .y = smed.v,
+	    .n = nslot, .role = "median", .hue = 1 };
+	se[2] = (struct page_series){ .label = "p90", .x = sx.v, .y = sp90.v,
+	    .n = nslot, .role = "p90", .hue = 5 };
+	for (int k = 0; k < ntop; k++) {
+		peer_name(rep, top[k], names[k], sizeof(names[k]));
+		se[3 + k] = (struct page_series){ .label = names[k],
+		    .x = xs[top[k]].v, .y = ys[top[k]].v, .n = xs[top[k]].n,
+		    .role = "outlier", .hue = k == 0 ? 2 : k == 1 ? 4 : 7 };
+	}
+	c->series = se;
+	c->nseries = 3 + (size_t)ntop;
+	page_chart(fp, c);
+	fprintf(fp, "<p class=\"muted band-note\" data-chart=\"");
+	page_esc(fp, c->id);
+	fputs("\">Across the peers, per sample round: shaded from the least "
+	    "to the most, lines at the median and p90", fp);
+	if (ntop > 0) {
+		fputs("; drawn apart, the peers furthest from the median: ", fp);
+		for (int k = 0; k < ntop; k++) {
+			fputs(k ? ", " : "", fp);
+			fputs("<span class=\"outlier\">", fp);
+			page_esc(fp, names[k]);
+			fputs("</span>", fp);
+		}
+	}
+	fputs(".</p>\n", fp);
+	free(all.v);
+	free(sx.v);
+	free(smin.v);
+	free(smed.v);
+	free(sp90.v);
+	free(smax.v);
+	free(gaps.v);
+	free(score);
+	free(at);
+}
+
 /*
  * One time-series chart: a line per peer of key over t_ms (its rate per
  * second when rate); scale divides the values (a share of the blob).
- * only, when not NULL, says which peers are drawn.
+ * only, when not NULL, says which peers are drawn.  Beyond BAND_ABOVE
+ * peers, bands instead (band_chart).
  */
 static void
 series_chart(FILE *fp, const json_t *rep, const json_t *samples,
@@ -304,6 +471,7 @@ series_chart(FILE *fp, const json_t *rep, const json_t *samples,
 	double *lastt = xcalloc((size_t)np + 1, sizeof(*lastt));
 	double *lastv = xcalloc((size_t)np + 1, sizeof(*lastv));
 	bool *seen = xcalloc((size_t)np + 1, sizeof(*seen));
+	bool *drawn = xcalloc((size_t)np + 1, sizeof(*drawn));
 	struct page_series *se = xcalloc((size_t)np + 1, sizeof(*se));
 	struct page_window *pw = xcalloc(json_array_size(wins) + 1,
 	    sizeof(*pw));
@@ -343,8 +511,9 @@ series_chart(FILE *fp, const json_t *rep, const json_t *samples,
 
 		json_array_foreach(only, k, o)
 			want |= json_integer_value(o) == p;
-		if (!seen[p] || !want)
+		if (!seen[p] || !want || xs[p].n == 0)
 			continue;
+		drawn[p] = true;
 		peer_name(rep, p, names[ns], sizeof(names[ns]));
 		se[ns].label = names[ns];
 		se[ns].x = xs[p].v;
@@ -371,7 +540,10 @@ series_chart(FILE *fp, const json_t *rep, const json_t *samples,
 		    .series = se, .nseries = ns, .windows = pw,
 		    .nwindows = json_array_size(wins) };
 
-		page_chart(fp, &c);
+		if (ns > BAND_ABOVE)
+			band_chart(fp, rep, xs, ys, drawn, np, &c);
+		else
+			page_chart(fp, &c);
 	}
 	for (json_int_t p = 0; p <= np; p++) {
 		free(xs[p].v);
@@ -382,6 +554,7 @@ series_chart(FILE *fp, const json_t *rep, const json_t *samples,
 	free(lastt);
 	free(lastv);
 	free(seen);
+	free(drawn);
 	free(se);
 	free(pw);
 	free(names);
@@ -491,6 +664,7 @@ latency_chart(FILE *fp, const char *dir, const json_t *rep, const char *name,
 		    .ylabel = "% of values", .yunit = "count", .yzero = true,
 		    .series = se, .nseries = 2, .marks = mk, .nmarks = 2 };
 
+		c.width = 490;
 		snprintf(id, sizeof(id), "latency:%s", name);
 		snprintf(title, sizeof(title), "%s: %llu values", name,
 		    (unsigned long long)hist_count(h));
@@ -501,6 +675,125 @@ latency_chart(FILE *fp, const char *dir, const json_t *rep, const char *name,
 	free(bx.v);
 	free(by.v);
 	hist_free(h);
+}
+
+/* Writes beyond this are drawn as the slowest of each of as many slots. */
+#define TIME_POINTS	1500
+
+/*
+ * Write-to-visible over time, after Jepsen's latency plots: from every
+ * peer's visible_log (metrics.json: the writer's stamp and the latency of
+ * each entry it took in), one point per write at its time in the run, the
+ * slowest peer's latency and the median peer's, with the fault windows
+ * shaded.  A spike inside a kill window shows, which the CDF cannot.
+ * mono_ms is the run's 0 on the monotonic clock (timeline's run_start).
+ */
+static void
+latency_time_chart(FILE *fp, const char *dir, const json_t *rep,
+    const json_t *wins, double mono_ms)
+{
+	json_t *byw = json_object(), *row, *lst;
+	struct dv x = { 0 }, ymax = { 0 }, ymed = { 0 }, all = { 0 };
+	struct page_window *pw = xcalloc(json_array_size(wins) + 1,
+	    sizeof(*pw));
+	double lo = INFINITY, hi = 0;
+	const char *k;
+	size_t i, n, every;
+	char key[32];
+
+	json_array_foreach(json_object_get(rep, "peers"), i, row) {
+		char path[1100];
+		json_t *m, *st, *lat;
+
+		snprintf(path, sizeof(path), "%s/peers/%lld/metrics.json", dir,
+		    (long long)json_integer_value(json_object_get(row,
+		    "index")));
+		m = json_load_file(path, 0, NULL);
+		st = json_object_get(json_object_get(m, "visible_log"),
+		    "stamp_us");
+		lat = json_object_get(json_object_get(m, "visible_log"),
+		    "latency_us");
+		for (size_t j = 0; j < json_array_size(st) &&
+		    j < json_array_size(lat); j++) {
+			snprintf(key, sizeof(key), "%020lld", (long long)
+			    json_integer_value(json_array_get(st, j)));
+			if ((lst = json_object_get(byw, key)) == NULL)
+				json_object_set_new(byw, key, lst =
+				    json_array());
+			json_array_append(lst, json_array_get(lat, j));
+		}
+		json_decref(m);
+	}
+	n = json_object_size(byw);
+	if (n == 0 || mono_ms <= 0) {
+		json_decref(byw);
+		free(pw);
+		return;
+	}
+	/* in time order: the keys are zero-padded stamps */
+	{
+		const char **keys = xcalloc(n, sizeof(*keys));
+		size_t m = 0;
+
+		json_object_foreach(byw, k, lst)
+			keys[m++] = k;
+		qsort(keys, m, sizeof(*keys), cmp_str);
+		every = (n + TIME_POINTS - 1) / TIME_POINTS;
+		for (size_t a = 0; a < m; a += every) {
+			double slow = 0, t = 0, med;
+
+			all.n = 0;
+			for (size_t b = a; b < m && b < a + every; b++) {
+				json_t *v;
+				size_t q;
+
+				lst = json_object_get(byw, keys[b]);
+				json_array_foreach(lst, q, v)
+					dv_push(&all, json_number_value(v));
+				t += strtod(keys[b], NULL) / 1000.0 - mono_ms;
+			}
+			qsort(all.v, all.n, sizeof(double), cmp_double);
+			slow = all.v[all.n - 1];
+			med = quantile(all.v, all.n, 0.5);
+			dv_push(&x, t / (double)(a + every <= m ? every :
+			    m - a));
+			dv_push(&ymax, slow);
+			dv_push(&ymed, med);
+			lo = fmin(lo, fmax(all.v[0], 1));
+			hi = fmax(hi, slow);
+		}
+		free(keys);
+	}
+	json_array_foreach(wins, i, row) {
+		pw[i].x0 = json_number_value(json_object_get(row, "start_ms"));
+		pw[i].x1 = json_number_value(json_object_get(row, "end_ms"));
+		pw[i].label = str(row, "label");
+	}
+	{
+		struct page_series se[2] = {
+			{ .label = "slowest peer", .x = x.v, .y = ymax.v,
+			    .n = x.n, .dots = true, .hue = 2, .role = "max" },
+			{ .label = "median peer", .x = x.v, .y = ymed.v,
+			    .n = x.n, .dots = true, .hue = 1, .role = "median" },
+		};
+		char title[160];
+		struct page_chart c = { .id = "latency-time:"
+		    "gossip.write_to_visible", .title = title,
+		    .xlabel = "the write's time since the start", .xunit = "ms",
+		    .ylabel = "write to visible", .yunit = "us", .ylog =
+		    hi / lo >= 100, .series = se, .nseries = 2, .windows = pw,
+		    .nwindows = json_array_size(wins), .width = 490 };
+
+		snprintf(title, sizeof(title), "each write over time: %zu "
+		    "writes%s", n, every > 1 ? " (slowest per slot)" : "");
+		page_chart(fp, &c);
+	}
+	free(x.v);
+	free(ymax.v);
+	free(ymed.v);
+	free(all.v);
+	free(pw);
+	json_decref(byw);
 }
 
 /* Per peer: CPU seconds, CPU / its uptime, max RSS; a table and bars. */
@@ -514,7 +807,11 @@ peers(FILE *fp, const char *dir, const json_t *rep)
 	const char **cats = xcalloc(n + 1, sizeof(*cats));
 	json_t *row;
 
-	fputs("<h2>Peers</h2>\n<table><tr><th>peer</th><th>state</th>"
+	fputs("<h2>Peers</h2>\n", fp);
+	if (n > 16)	/* a fleet's table folded: the charts come first */
+		fprintf(fp, "<details><summary>the table of all %zu peers"
+		    "</summary>\n", n);
+	fputs("<table><tr><th>peer</th><th>state</th>"
 	    "<th class=\"n\">CPU</th><th class=\"n\">CPU / wall</th>"
 	    "<th class=\"n\">max RSS</th><th class=\"n\">frames out</th>"
 	    "<th class=\"n\">bytes out</th></tr>\n", fp);
@@ -556,7 +853,10 @@ peers(FILE *fp, const char *dir, const json_t *rep)
 		}
 		json_decref(m);
 	}
-	fputs("</table>\n<p class=\"muted\">A peer that was killed or crashed "
+	fputs("</table>\n", fp);
+	if (n > 16)
+		fputs("</details>\n", fp);
+	fputs("<p class=\"muted\">A peer that was killed or crashed "
 	    "has no figures: its counters died with it.</p>\n", fp);
 	if (k > 0) {
 		struct page_series s1 = { .label = "CPU s", .x = x, .y = cpu,
@@ -645,8 +945,14 @@ html_write(const char *dir)
 	}
 	fputs("<h2>Latency</h2>\n", fp);
 	json_object_foreach(json_object_get(rep, "measures"), k, m)
-		if (json_object_get(m, "p50") != NULL)
+		if (json_object_get(m, "p50") != NULL) {
+			fputs("<div class=\"pair\">\n", fp);
 			latency_chart(fp, dir, rep, k, m);
+			if (strcmp(k, "gossip.write_to_visible") == 0)
+				latency_time_chart(fp, dir, rep, wins,
+				    run_mono_ms(tl));
+			fputs("</div>\n", fp);
+		}
 	fputs("<p class=\"muted\">From the histograms of every peer merged (at "
 	    "most 1% relative error); the histogram shows the share of 1,000 "
 	    "evenly spaced quantiles in each bin.</p>\n", fp);

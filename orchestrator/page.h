@@ -6,7 +6,13 @@
  *
  * Every chart is <figure class="chart" data-chart=ID data-points=N> with
  * one <polyline class="series" data-series=LABEL> per series holding its
- * N points, so a test can count what was drawn.
+ * N points, so a test can count what was drawn; a band is a <polygon
+ * class="band">, and a series' role (data-role: "band", "median", "p90",
+ * "outlier") says what it stands for.  No two labels of a chart overlap:
+ * each is placed where its box is free (ticks first, then the legend, the
+ * marks and the windows' labels), or left out, its text still in the
+ * shape's <title>.  An axis whose values are all whole numbers gets whole
+ * ticks.
  */
 #ifndef PAGE_H
 #define PAGE_H
@@ -22,6 +28,9 @@ struct page_series {
 	const double	*ylo, *yhi;	/* an error bar per point, or NULL */
 	bool		 bars;		/* bars from 0 instead of a line */
 	bool		 steps;		/* a step line (a CDF) */
+	bool		 band;		/* the area from ylo to yhi, y a line */
+	bool		 dots;		/* points only, no line */
+	const char	*role;		/* data-role, or NULL */
 	int		 hue;		/* 0: by position; k: colour k - 1, so
 					 * a peer keeps its colour throughout */
 };
@@ -51,6 +60,7 @@ struct page_chart {
 	size_t			 nwindows;
 	const struct page_mark	*marks;
 	size_t			 nmarks;
+	int			 width;		/* px; 0: the default 720 */
 };
 
 /* <!doctype html> to <body>, with the one inline style sheet. */

@@ -383,8 +383,10 @@ run_scenario(struct run *r, json_t *scn, const struct run_opts *opts)
 	if (timeout_s <= 0)
 		timeout_s = 300;
 	run_deadline = r->t0_ms + (uint64_t)timeout_s * 1000u;
-	engine_timeline(r, "run_start", json_pack("{s:s, s:I}", "dir", r->dir,
-	    "seed", (json_int_t)opts->seed));
+	/* mono_ms: the run's 0 on the host's monotonic clock, which the
+	 * writers' stamps are on (the report's latency over time) */
+	engine_timeline(r, "run_start", json_pack("{s:s, s:I, s:I}", "dir", r->dir,
+	    "seed", (json_int_t)opts->seed, "mono_ms", (json_int_t)r->t0_ms));
 	raise_nofile(r);
 	timers_start(r);
 	json_array_foreach(steps, i, step) {

@@ -62,8 +62,10 @@ replica_event(void *arg, enum space_event ev, const struct space_rec *r)
 	    memcmp(e->issuer, pd->ident.pub, IDENTITY_PUB_LEN) != 0) {
 		uint64_t now = clock_mono_us();
 
-		if (e->mono_us != 0 && now >= e->mono_us)
+		if (e->mono_us != 0 && now >= e->mono_us) {
 			pd_hist(write_to_visible, now - e->mono_us);
+			stats_visible(e->mono_us, now - e->mono_us);
+		}
 	}
 	if (ev == SPACE_EV_EXPIRED)
 		pd_count(entries_expired);

@@ -16,6 +16,57 @@ struct metrics		pd_metrics;
 struct metrics_hists	pd_hists;
 static struct identity_cost vcost_base;	/* at the last reset */
 
+/*
+ * The visible log: for the last STATS_VISIBLE_MAX entries of other peers
+ * this one took in, the writer's stamp and the write-to-visible latency,
+ * so a report can draw each write's latency against its time (the
+ * histogram has lost which write each value was).  Grown as it fills:
+ * 16 bytes an entry, nothing for a peer that took in none.
+ */
+#define STATS_VISIBLE_MAX	4096
+static struct {
+	uint64_t	(*pairs)[2];	/* stamp_us, latency_us */
+	size_t		 cap, n, next;	/* a ring once n == STATS_VISIBLE_MAX */
+	uint64_t	 dropped;	/* overwritten */
+} vlog;
+
+void
+stats_visible(uint64_t stamp_us, uint64_t latency_us)
+{
+	if (vlog.n == vlog.cap && vlog.cap < STATS_VISIBLE_MAX) {
+		vlog.cap = vlog.cap ? vlog.cap * 2 : 64;
+		vlog.pairs = xreallocarray(vlog.pairs, vlog.cap,
+		    sizeof(*vlog.pairs));
+	}
+	if (vlog.n < vlog.cap) {
+		vlog.pairs[vlog.n][0] = stamp_us;
+		vlog.pairs[vlog.n++][1] = latency_us;
+		return;
+	}
+	vlog.pairs[vlog.next][0] = stamp_us;
+	vlog.pairs[vlog.next][1] = latency_us;
+	vlog.next = (vlog.next + 1) % vlog.n;
+	vlog.dropped++;
+}
+
+/* {"stamp_us": [...], "latency_us": [...], "dropped": n}, oldest first. */
+static json_t *
+visible_json(void)
+{
+	json_t *st = json_array(), *lat = json_array();
+
+	for (size_t i = 0; i < vlog.n; i++) {
+		size_t k = (vlog.next + i) % vlog.n;
+
+		json_array_append_new(st, json_integer((json_int_t)
+		    vlog.pairs[k][0]));
+		json_array_append_new(lat, json_integer((json_int_t)
+		    vlog.pairs[k][1]));
+	}
+	return json_pack("{s:o, s:o, s:I}", "stamp_us", st, "latency_us", lat,
+	    "dropped", (json_int_t)vlog.dropped);
+}
+
 void
 stats_bad_frame(int err)
 {
@@ -127,6 +178,8 @@ stats_json(const json_t *only)
 	stats_verify_cost();
 	j = metrics_snapshot_json(&pd_metrics, &pd_hists, only);
 	metrics_put_section(j, "gauges", gauges_json(only), only);
+	if (only == NULL)	/* never in a sample: the whole answer only */
+		json_object_set_new(j, "visible_log", visible_json());
 	json_object_set_new(j, "name", json_string(pd->conf.name));
 	json_object_set_new(j, "peer_id", json_string(pd->ident.peer_id));
 	return j;
@@ -136,6 +189,8 @@ void
 stats_reset(void)
 {
 	stats_init();
+	vlog.n = vlog.next = 0;
+	vlog.dropped = 0;
 }
 
 uint64_t

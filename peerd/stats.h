@@ -32,6 +32,9 @@ void	stats_frame_out(uint32_t kind, size_t bytes);
 #define pd_count_kind_out(k, n)	stats_frame_out((k), (n))
 
 void	 stats_init(void);
+/* An entry of another peer's became visible here: its writer's stamp and
+ * the latency, into the visible log ("metrics" visible_log). */
+void	 stats_visible(uint64_t stamp_us, uint64_t latency_us);
 /*
  * The "metrics" answer: counters, latency, process and the gauges, only
  * what only names (metrics_wants; NULL: everything).
