@@ -33,6 +33,154 @@ cmp_double(const void *x, const void *y)
 	return a < b ? -1 : a > b;
 }
 
+/*
+ * The significance of a difference between two sides of repeats: Welch's
+ * t-test (hyperfine's), two-sided, with Holm's correction over the rows
+ * of one comparison (compare_build), so that a comparison of ~100 rows
+ * with no real change flags none at 95%, not five.  Welch's rather than a
+ * rank test: at 5 runs a side the smallest two-sided p a rank test can
+ * give is 0.008, which Holm's cut over 100 rows (0.0005) never lets
+ * through, so no real regression could flag either; the t-test's p
+ * falls with the size of the difference against the runs' spread.
+ */
+#define COMPARE_ALPHA	0.05
+
+/* ln Gamma(x), x > 0 (Lanczos, g = 7, n = 9). */
+static double
+ln_gamma(double x)
+{
+	static const double c[9] = { 0.99999999999980993, 676.5203681218851,
+	    -1259.1392167224028, 771.32342877765313, -176.61502916214059,
+	    12.507343278686905, -0.13857109526572012, 9.9843695780195716e-6,
+	    1.5056327351493116e-7 };
+	double a = c[0], t;
+
+	if (x < 0.5)	/* reflection */
+		return log(M_PI / fabs(sin(M_PI * x))) - ln_gamma(1 - x);
+	x -= 1;
+	for (int i = 1; i < 9; i++)
+		a += c[i] / (x + i);
+	t = x + 7.5;
+	return 0.5 * log(2 * M_PI) + (x + 0.5) * log(t) - t + log(a);
+}
+
+/* The continued fraction of the incomplete beta function (modified
+ * Lentz), for x < (a + 1) / (a + b + 2). */
+static double
+beta_cf(double a, double b, double x)
+{
+	double c = 1, d = 1 - (a + b) * x / (a + 1), h;
+
+	d = 1 / (fabs(d) < 1e-300 ? 1e-300 : d);
+	h = d;
+	for (int m = 1; m <= 300; m++) {
+		double m2 = 2.0 * m, aa, del;
+
+		aa = m * (b - m) * x / ((a + m2 - 1) * (a + m2));
+		d = 1 + aa * d;
+		d = 1 / (fabs(d) < 1e-300 ? 1e-300 : d);
+		c = 1 + aa / c;
+		c = fabs(c) < 1e-300 ? 1e-300 : c;
+		h *= d * c;
+		aa = -(a + m) * (a + b + m) * x / ((a + m2) * (a + m2 + 1));
+		d = 1 + aa * d;
+		d = 1 / (fabs(d) < 1e-300 ? 1e-300 : d);
+		c = 1 + aa / c;
+		c = fabs(c) < 1e-300 ? 1e-300 : c;
+		del = d * c;
+		h *= del;
+		if (fabs(del - 1) < 1e-12)
+			break;
+	}
+	return h;
+}
+
+/* The regularized incomplete beta function I_x(a, b). */
+static double
+beta_inc(double a, double b, double x)
+{
+	double front;
+
+	if (x <= 0)
+		return 0;
+	if (x >= 1)
+		return 1;
+	front = exp(ln_gamma(a + b) - ln_gamma(a) - ln_gamma(b) +
+	    a * log(x) + b * log(1 - x));
+	if (x < (a + 1) / (a + b + 2))
+		return front * beta_cf(a, b, x) / a;
+	return 1 - front * beta_cf(b, a, 1 - x) / b;
+}
+
+double
+compare_welch_p(const double *a, size_t na, const double *b, size_t nb)
+{
+	double ma = 0, mb = 0, va = 0, vb = 0, se2, t, df;
+
+	if (na < 2 || nb < 2)
+		return NAN;
+	for (size_t i = 0; i < na; i++)
+		ma += a[i] / (double)na;
+	for (size_t i = 0; i < nb; i++)
+		mb += b[i] / (double)nb;
+	for (size_t i = 0; i < na; i++)
+		va += (a[i] - ma) * (a[i] - ma) / (double)(na - 1);
+	for (size_t i = 0; i < nb; i++)
+		vb += (b[i] - mb) * (b[i] - mb) / (double)(nb - 1);
+	se2 = va / (double)na + vb / (double)nb;
+	if (se2 <= 0)		/* both sides constant */
+		return ma == mb ? 1 : 0;
+	t = (mb - ma) / sqrt(se2);
+	df = se2 * se2 / ((va / (double)na) * (va / (double)na) /
+	    (double)(na - 1) + (vb / (double)nb) * (vb / (double)nb) /
+	    (double)(nb - 1));
+	return beta_inc(df / 2, 0.5, df / (df + t * t));
+}
+
+/*
+ * The least difference worth a flag, by unit: below it a change is not
+ * one a person would act on (0.06 frames a write, 30 us of a p50), whatever
+ * a percentage or a test says.  One row per unit; "" is any other.
+ */
+static const struct floor_row {
+	const char	*unit;
+	double		 least;
+} floors[] = {
+	{ "us", 100 }, { "ms", 1 }, { "s", 0.01 }, { "count", 1 },
+	{ "ratio", 0.1 }, { "bytes", 4096 }, { "frames/s", 1 },
+	{ "bytes/s", 1024 }, { "wakeups/s", 0.5 }, { "ops/s", 1 },
+	{ "MiB/s", 1 }, { "KiB", 64 }, { "", 0 },
+};
+
+double
+compare_floor(const char *unit)
+{
+	for (size_t i = 0; i < sizeof(floors) / sizeof(floors[0]); i++)
+		if (unit != NULL && strcmp(floors[i].unit, unit) == 0)
+			return floors[i].least;
+	return 0;
+}
+
+/* Every value of measure's stat over reps (a new array, *n of them). */
+static double *
+side_values(const json_t *reps, const char *measure, const char *stat,
+    size_t *n)
+{
+	double *v = xcalloc(json_array_size(reps) + 1, sizeof(*v));
+	json_t *r;
+	size_t i;
+
+	*n = 0;
+	json_array_foreach(reps, i, r) {
+		json_t *x = json_object_get(json_object_get(json_object_get(r,
+		    "measures"), measure), stat);
+
+		if (json_is_number(x) && isfinite(json_number_value(x)))
+			v[(*n)++] = json_number_value(x);
+	}
+	return v;
+}
+
 bool
 compare_stat(const json_t *reps, const char *measure, const char *stat,
     double *med, double *lo, double *hi, size_t *n)
@@ -121,7 +269,8 @@ row(const json_t *a, const json_t *b, const char *name, const char *stat,
     const char *unit, enum measure_better better, double threshold,
     double *worst)
 {
-	double am, alo, ahi, bm, blo, bhi, spread = 0, ratio = NAN, delta = NAN;
+	double am, alo, ahi, bm, blo, bhi, spread = 0, ratio = NAN, delta = NAN,
+	    p;
 	size_t an, bn;
 	json_t *j;
 	const char *flag = "";
@@ -140,13 +289,26 @@ row(const json_t *a, const json_t *b, const char *name, const char *stat,
 		ratio = 1;
 		delta = 0;
 	}
-	if (isfinite(delta) && fabs(delta) > fmax(threshold, spread)) {
+	{
+		double *va = side_values(a, name, stat, &an);
+		double *vb = side_values(b, name, stat, &bn);
+
+		p = compare_welch_p(va, an, vb, bn);
+		free(va);
+		free(vb);
+	}
+	/* single runs: the threshold decides (the summary says it cannot
+	 * tell noise); repeats: the test, in compare_build */
+	if (fabs(bm - am) <= compare_floor(unit))
+		flag = "";
+	else if (!isfinite(p) && isfinite(delta) &&
+	    fabs(delta) > fmax(threshold, spread)) {
 		double worse = better == MEASURE_LOWER ? delta :
 		    better == MEASURE_HIGHER ? -delta : 0;
 
 		flag = better == MEASURE_NONE ? "changed" : worse > 0 ?
 		    "regression" : "improvement";
-	} else if (!isfinite(delta) && bm != am)
+	} else if (!isfinite(p) && !isfinite(delta) && bm != am)
 		flag = "changed";	/* from 0 to something */
 	if (isfinite(delta) && better != MEASURE_NONE) {
 		double worse = better == MEASURE_LOWER ? delta : -delta;
@@ -164,7 +326,103 @@ row(const json_t *a, const json_t *b, const char *name, const char *stat,
 	    json_null());
 	json_object_set_new(j, "delta_pct", isfinite(delta) ? json_real(delta) :
 	    json_null());
+	json_object_set_new(j, "p_value", isfinite(p) ? json_real(p) :
+	    json_null());
+	json_object_set_new(j, "floor", json_real(compare_floor(unit)));
 	return j;
+}
+
+static int
+cmp_p(const void *x, const void *y)
+{
+	double a = json_number_value(json_object_get(*(json_t *const *)x,
+	    "p_value")), b = json_number_value(json_object_get(
+	    *(json_t *const *)y, "p_value"));
+
+	return a < b ? -1 : a > b;
+}
+
+/*
+ * With repeats on both sides: Holm's step-down over the rows that have a
+ * p-value, at COMPARE_ALPHA for the whole comparison; a row is flagged
+ * when its p passes and its difference is above the unit's floor.  Each
+ * row gets "significant".
+ */
+static void
+holm_flags(json_t *rows)
+{
+	size_t n = 0, m = 0, i;
+	json_t **byp, *r;
+	bool stop = false;
+
+	json_array_foreach(rows, i, r)
+		m += json_is_number(json_object_get(r, "p_value"));
+	byp = xcalloc(m + 1, sizeof(*byp));
+	json_array_foreach(rows, i, r)
+		if (json_is_number(json_object_get(r, "p_value")))
+			byp[n++] = r;
+	qsort(byp, n, sizeof(*byp), cmp_p);
+	for (i = 0; i < n; i++) {
+		double p = json_number_value(json_object_get(byp[i], "p_value"));
+		double d = json_number_value(json_object_get(byp[i], "b")) -
+		    json_number_value(json_object_get(byp[i], "a"));
+		const char *bt = json_string_value(json_object_get(byp[i],
+		    "better"));
+		const char *flag = "";
+
+		stop |= p > COMPARE_ALPHA / (double)(n - i);
+		json_object_set_new(byp[i], "significant", json_boolean(!stop));
+		if (!stop && fabs(d) > json_number_value(json_object_get(byp[i],
+		    "floor")))
+			flag = strcmp(bt, "none") == 0 || strcmp(json_string_value(
+			    json_object_get(byp[i], "stat")), "count") == 0 ?
+			    "changed" : (strcmp(bt, "lower") == 0) == (d > 0) ?
+			    "regression" : "improvement";
+		json_object_set_new(byp[i], "flag", json_string(flag));
+	}
+	free(byp);
+}
+
+json_t *
+compare_mismatch(const json_t *a, const json_t *b)
+{
+	json_t *out = json_array(), *first = json_array_get(a, 0), *r, *v;
+	const char *scn = json_string_value(json_object_get(first, "scenario")),
+	    *k;
+	const json_t *params = json_object_get(first, "params");
+	size_t i;
+
+	for (int s = 0; s < 2; s++)
+		json_array_foreach(s ? b : a, i, r) {
+			const char *n = json_string_value(json_object_get(r,
+			    "scenario"));
+			json_t *pp = json_object_get(r, "params");
+
+			if (scn != NULL && n != NULL && strcmp(n, scn) != 0) {
+				json_array_append_new(out, json_pack("{s:s, s:s, "
+				    "s:s, s:s}", "what", "scenario", "name",
+				    "scenario", "a", scn, "b", n));
+				return out;	/* the params mean nothing then */
+			}
+			json_object_foreach((json_t *)params, k, v)
+				if (!json_equal(v, json_object_get(pp, k))) {
+					bool seen = false;
+					json_t *x;
+					size_t j;
+
+					json_array_foreach(out, j, x)
+						seen |= strcmp(json_string_value(
+						    json_object_get(x, "name")),
+						    k) == 0;
+					if (!seen)
+						json_array_append_new(out,
+						    json_pack("{s:s, s:s, s:O, "
+						    "s:O*}", "what", "param",
+						    "name", k, "a", v, "b",
+						    json_object_get(pp, k)));
+				}
+		}
+	return out;
 }
 
 json_t *
@@ -231,6 +489,25 @@ compare_build(const json_t *a, const json_t *b, double threshold)
 			json_array_append_new(flips, json_pack("{s:s, s:O, s:O}",
 			    "name", k, "a", v, "b", bv));
 	}
+	holm_flags(rows);
+	if (json_array_size(a) > 1 && json_array_size(b) > 1) {
+		/* with repeats, only what the test flagged is a regression */
+		worst = -INFINITY;
+		json_array_foreach(rows, i, r) {
+			double d = json_number_value(json_object_get(r,
+			    "delta_pct"));
+			const char *bt = json_string_value(json_object_get(r,
+			    "better"));
+
+			if (strcmp(json_string_value(json_object_get(r, "flag")),
+			    "regression") == 0 && json_is_number(json_object_get(
+			    r, "delta_pct")))
+				worst = fmax(worst, strcmp(bt, "lower") == 0 ?
+				    d : -d);
+		}
+		if (!isfinite(worst))
+			worst = 0;
+	}
 	out = json_pack("{s:f, s:o, s:o, s:o, s:o, s:o, s:o}",
 	    "threshold_pct", threshold, "a", side_info(a), "b", side_info(b),
 	    "rows", rows, "only_a", only_a, "only_b", only_b,
@@ -243,6 +520,14 @@ compare_build(const json_t *a, const json_t *b, double threshold)
 	    "measures", (json_int_t)hn)));
 	json_object_set_new(out, "worst_regression_pct", isfinite(worst) ?
 	    json_real(worst) : json_null());
+	json_object_set_new(out, "n_a", json_integer((json_int_t)
+	    json_array_size(a)));
+	json_object_set_new(out, "n_b", json_integer((json_int_t)
+	    json_array_size(b)));
+	json_object_set_new(out, "test", json_string(json_array_size(a) > 1 &&
+	    json_array_size(b) > 1 ? "welch-holm" : "threshold"));
+	json_object_set_new(out, "alpha", json_real(COMPARE_ALPHA));
+	json_object_set_new(out, "mismatch", compare_mismatch(a, b));
 	json_decref(an);
 	json_decref(bn);
 	json_decref(ac);
@@ -275,6 +560,35 @@ compare_load(const char *path, char *err, size_t errlen)
 		json_array_append_new(reps, r);
 		return reps;
 	}
+	/* an --out directory: its latest run */
+	snprintf(sub, sizeof(sub), "%s/latest/report.json", path);
+	if (stat(sub, &st) == 0) {
+		snprintf(sub, sizeof(sub), "%s/latest", path);
+		json_decref(reps);
+		return compare_load(sub, err, errlen);
+	}
+	/* a sweep of one value: its repeats, runs/KEY=VALUE/rN */
+	snprintf(sub, sizeof(sub), "%s/sweep.json", path);
+	if (stat(sub, &st) == 0) {
+		char one[1400] = "";
+		size_t k = 0;
+
+		snprintf(sub, sizeof(sub), "%s/runs", path);
+		if ((d = opendir(sub)) != NULL) {
+			while ((de = readdir(d)) != NULL)
+				if (de->d_name[0] != '.' && k++ == 0)
+					snprintf(one, sizeof(one), "%.1100s/%.256s",
+					    sub, de->d_name);
+			closedir(d);
+		}
+		json_decref(reps);
+		if (k != 1) {
+			snprintf(err, errlen, "%s: a sweep of %zu values: name "
+			    "one of them, %s/runs/KEY=VALUE", path, k, path);
+			return NULL;
+		}
+		return compare_load(one, err, errlen);
+	}
 	if ((d = opendir(path)) == NULL) {
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
 		json_decref(reps);
@@ -284,8 +598,16 @@ compare_load(const char *path, char *err, size_t errlen)
 		if (de->d_name[0] == '.' || strcmp(de->d_name, "latest") == 0)
 			continue;
 		snprintf(sub, sizeof(sub), "%s/%s/report.json", path, de->d_name);
-		if (stat(sub, &st) != 0)
+		if (stat(sub, &st) != 0) {	/* a repeat's --out: rN/latest */
+			snprintf(sub, sizeof(sub), "%s/%s/latest/report.json",
+			    path, de->d_name);
+			if (stat(sub, &st) != 0)
+				continue;
+			snprintf(sub, sizeof(sub), "%s/latest", de->d_name);
+			names = xreallocarray(names, n + 1, sizeof(*names));
+			names[n++] = xstrdup(sub);
 			continue;
+		}
 		names = xreallocarray(names, n + 1, sizeof(*names));
 		names[n++] = xstrdup(de->d_name);
 	}
@@ -309,6 +631,21 @@ compare_load(const char *path, char *err, size_t errlen)
 		return NULL;
 	}
 	return reps;
+}
+
+/* What a single run per side cannot do, and what to do instead. */
+#define STEER	"one run a side cannot tell a change from noise (a p99 " \
+	"over 150 values moves 7x between seeds): repeat each side, e.g. " \
+	"`orchestrate sweep SCENARIO --set KEY=VALUE --repeat 5 --out A`, " \
+	"and compare the two sweep directories"
+
+static const char *
+test_words(const json_t *cmp)
+{
+	return strcmp(json_string_value(json_object_get(cmp, "test")),
+	    "threshold") == 0 ? "single runs: flagged beyond the threshold and "
+	    "the unit's floor" : "Welch's t-test per row, Holm-corrected to "
+	    "5% over the rows, above the unit's floor";
 }
 
 static const char *
@@ -338,9 +675,26 @@ write_md(FILE *fp, const json_t *cmp)
 	fprintf(fp, "# compare\n\n| | |\n|---|---|\n| A | %s |\n",
 	    side_label(cmp, "a", buf, sizeof(buf)));
 	fprintf(fp, "| B | %s |\n", side_label(cmp, "b", buf, sizeof(buf)));
-	fprintf(fp, "| flagged beyond | ±%s%% or the runs' own spread |\n",
-	    num_exact(json_number_value(json_object_get(cmp, "threshold_pct")),
-	    a, sizeof(a)));
+	fprintf(fp, "| runs | A %lld, B %lld |\n| flagged by | %s |\n",
+	    (long long)json_integer_value(json_object_get(cmp, "n_a")),
+	    (long long)json_integer_value(json_object_get(cmp, "n_b")),
+	    test_words(cmp));
+	if (strcmp(json_string_value(json_object_get(cmp, "test")),
+	    "threshold") == 0)
+		fprintf(fp, "| threshold | ±%s%% |\n| **note** | %s |\n",
+		    num_exact(json_number_value(json_object_get(cmp,
+		    "threshold_pct")), a, sizeof(a)), STEER);
+	json_array_foreach(json_object_get(cmp, "mismatch"), i, v) {
+		char *va = json_dumps(json_object_get(v, "a"), JSON_ENCODE_ANY);
+		char *vb = json_dumps(json_object_get(v, "b"), JSON_ENCODE_ANY);
+
+		fprintf(fp, "| **WARNING** | the runs differ in %s `%s`: %s "
+		    "against %s |\n", json_string_value(json_object_get(v,
+		    "what")), json_string_value(json_object_get(v, "name")), va,
+		    vb ? vb : "none");
+		free(va);
+		free(vb);
+	}
 	for (int d = 0; d < 2; d++) {
 		const json_t *x = json_object_get(g, d ? "higher_is_better" :
 		    "lower_is_better");
@@ -356,7 +710,8 @@ write_md(FILE *fp, const json_t *cmp)
 			fprintf(fp, "— |\n");
 	}
 	fprintf(fp, "\n## Measures\n\n| measure | stat | better | A | B | B/A | "
-	    "delta | spread | flag |\n|---|---|---|--:|--:|--:|--:|--:|---|\n");
+	    "delta | spread | p | flag |\n|---|---|---|--:|--:|--:|--:|--:|--:|"
+	    "---|\n");
 	json_array_foreach(json_object_get(cmp, "rows"), i, r) {
 		const char *unit = json_string_value(json_object_get(r, "unit"));
 		const char *flag = json_string_value(json_object_get(r, "flag"));
@@ -374,9 +729,15 @@ write_md(FILE *fp, const json_t *cmp)
 			    json_object_get(r, "delta_pct")));
 		else
 			fprintf(fp, "— | — | ");
-		fprintf(fp, "%.1f%% | %s%s%s |\n", json_number_value(
-		    json_object_get(r, "spread_pct")), *flag ? "**" : "", flag,
-		    *flag ? "**" : "");
+		fprintf(fp, "%.1f%% | ", json_number_value(json_object_get(r,
+		    "spread_pct")));
+		if (json_is_number(json_object_get(r, "p_value")))
+			fprintf(fp, "%.3g", json_number_value(json_object_get(r,
+			    "p_value")));
+		else
+			fputs("—", fp);
+		fprintf(fp, " | %s%s%s |\n", *flag ? "**" : "", flag, *flag ?
+		    "**" : "");
 	}
 	for (int s = 0; s < 2; s++) {
 		const json_t *only = json_object_get(cmp, s ? "only_b" : "only_a");
@@ -395,10 +756,13 @@ write_md(FILE *fp, const json_t *cmp)
 		fprintf(fp, "- %s: %s → %s\n", json_string_value(json_object_get(
 		    r, "name")), json_string_value(json_object_get(r, "a")),
 		    json_string_value(json_object_get(r, "b")));
-	fprintf(fp, "\nThe delta is (B - A) / A.  A row is flagged when the "
-	    "delta is beyond the threshold or beyond the runs' own spread "
-	    "(max - min over a side's repeats / its median), whichever is "
-	    "larger; docs/report.md lists each measure's unit and direction.\n");
+	fprintf(fp, "\nThe delta is (B - A) / A.  With repeats on both sides "
+	    "a row is flagged when Welch's t-test between the sides' runs "
+	    "gives a p that passes Holm's correction at 5%% over every row "
+	    "with one, and the difference is above its unit's floor; with a "
+	    "single run a side, when the delta is beyond the threshold or "
+	    "the spread and above the floor.  docs/report.md says why, and "
+	    "lists each measure's unit and direction.\n");
 }
 
 /* A bar from the middle: the delta, clamped to ±100%. */
@@ -427,7 +791,35 @@ write_html(FILE *fp, const json_t *cmp)
 	page_esc(fp, side_label(cmp, "a", buf, sizeof(buf)));
 	fputs("</td></tr><tr><th>B</th><td>", fp);
 	page_esc(fp, side_label(cmp, "b", buf, sizeof(buf)));
+	fprintf(fp, "</td></tr>\n<tr><th>runs</th><td>A %lld, B %lld</td></tr>"
+	    "\n<tr><th>flagged by</th><td>", (long long)json_integer_value(
+	    json_object_get(cmp, "n_a")), (long long)json_integer_value(
+	    json_object_get(cmp, "n_b")));
+	page_esc(fp, test_words(cmp));
 	fputs("</td></tr>\n", fp);
+	if (strcmp(json_string_value(json_object_get(cmp, "test")),
+	    "threshold") == 0) {
+		fputs("<tr><th>note</th><td class=\"flag\">", fp);
+		page_esc(fp, STEER);
+		fputs("</td></tr>\n", fp);
+	}
+	json_array_foreach(json_object_get(cmp, "mismatch"), i, r) {
+		char *va = json_dumps(json_object_get(r, "a"), JSON_ENCODE_ANY);
+		char *vb = json_dumps(json_object_get(r, "b"), JSON_ENCODE_ANY);
+
+		fputs("<tr><th class=\"FAIL\">WARNING</th><td class=\"flag\">"
+		    "the runs differ in ", fp);
+		page_esc(fp, json_string_value(json_object_get(r, "what")));
+		fputc(' ', fp);
+		page_esc(fp, json_string_value(json_object_get(r, "name")));
+		fputs(": ", fp);
+		page_esc(fp, va);
+		fputs(" against ", fp);
+		page_esc(fp, vb ? vb : "none");
+		fputs("</td></tr>\n", fp);
+		free(va);
+		free(vb);
+	}
 	for (int d = 0; d < 2; d++) {
 		const json_t *x = json_object_get(json_object_get(cmp, "geomean"),
 		    d ? "higher_is_better" : "lower_is_better");
@@ -525,12 +917,51 @@ usage(FILE *fp)
 "  RUN_A, RUN_B       a run bundle, or a directory of run bundles (repeats:\n"
 "                     their median is compared, their min-max is the spread)\n"
 "  --out DIR          where compare-<UTC stamp>/ is made (default results)\n"
-"  --threshold PCT    flag a delta beyond PCT%% or the spread (default 20)\n"
-"  --fail-above PCT   exit 1 when a measure got worse by more than PCT%%\n"
+"  --threshold PCT    single runs: flag a delta beyond PCT%% (default 20);\n"
+"                     with repeats a Welch t-test decides (docs/report.md)\n"
+"  --fail-above PCT   exit 1 when a flagged regression is worse by more\n"
+"                     than PCT%%\n"
+"  --allow-different  compare runs of different scenarios (refused\n"
+"                     otherwise; different parameters are warned of)\n"
 "\n"
 "Writes compare.md, compare.json and compare.html; see docs/report.md.\n"
 "exit status: 0, 1 a regression beyond --fail-above, 2 a usage or input\n"
 "error.\n");
+}
+
+/*
+ * Sides that differ: another scenario is refused (-1) unless allow; other
+ * parameters are warned of, loudly, on stderr.
+ */
+static int
+warn_mismatch(const json_t *cmp, bool allow)
+{
+	json_t *x;
+	size_t i;
+
+	json_array_foreach(json_object_get(cmp, "mismatch"), i, x) {
+		const char *what = json_string_value(json_object_get(x, "what"));
+		char *va = json_dumps(json_object_get(x, "a"), JSON_ENCODE_ANY);
+		char *vb = json_dumps(json_object_get(x, "b"), JSON_ENCODE_ANY);
+
+		if (strcmp(what, "scenario") == 0)
+			fprintf(stderr, "orchestrate compare: %s: the sides run "
+			    "different scenarios, %s and %s: their measures do "
+			    "not measure the same thing%s\n", allow ? "WARNING" :
+			    "refused", va, vb, allow ? "" : " (--allow-different "
+			    "compares them anyway)");
+		else
+			fprintf(stderr, "orchestrate compare: WARNING: the "
+			    "runs differ in parameter %s: %s in A, %s in %s; a "
+			    "difference may be the parameter's, not the "
+			    "build's\n", json_string_value(json_object_get(x,
+			    "name")), va, vb ? vb : "(none)", "B or a repeat");
+		free(va);
+		free(vb);
+		if (strcmp(what, "scenario") == 0 && !allow)
+			return -1;
+	}
+	return 0;
 }
 
 static bool
@@ -551,6 +982,7 @@ compare_main(int argc, char **argv)
 		{ "out", required_argument, NULL, 'o' },
 		{ "threshold", required_argument, NULL, 't' },
 		{ "fail-above", required_argument, NULL, 'f' },
+		{ "allow-different", no_argument, NULL, 'D' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -561,6 +993,7 @@ compare_main(int argc, char **argv)
 	struct tm tm;
 	time_t now;
 	int ch, rc = 0;
+	bool allow = false;
 
 	optind = 1;
 	while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1)
@@ -582,6 +1015,7 @@ compare_main(int argc, char **argv)
 				return 2;
 			}
 			break;
+		case 'D': allow = true; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
@@ -596,6 +1030,10 @@ compare_main(int argc, char **argv)
 		return 2;
 	}
 	cmp = compare_build(a, b, threshold);
+	if (warn_mismatch(cmp, allow) == -1) {
+		rc = 2;
+		goto done;
+	}
 	now = time(NULL);
 	gmtime_r(&now, &tm);
 	strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%SZ", &tm);
@@ -624,11 +1062,21 @@ compare_main(int argc, char **argv)
 		json_array_foreach(json_object_get(cmp, "rows"), i, r)
 			if (*json_string_value(json_object_get(r, "flag")) != '\0')
 				flagged++;
-		fprintf(stderr, "compare: %zu measures, %zu flagged, %zu checks "
-		    "flipped; worst regression %+.1f%%\n  report: %s/compare.md\n",
+		fprintf(stderr, "compare: A %lld run%s, B %lld run%s (%s): "
+		    "%zu rows, %zu flagged, %zu checks flipped; worst flagged "
+		    "regression %+.1f%%\n",
+		    (long long)json_integer_value(json_object_get(cmp, "n_a")),
+		    json_integer_value(json_object_get(cmp, "n_a")) == 1 ? "" :
+		    "s", (long long)json_integer_value(json_object_get(cmp,
+		    "n_b")), json_integer_value(json_object_get(cmp, "n_b")) ==
+		    1 ? "" : "s", test_words(cmp),
 		    json_array_size(json_object_get(cmp, "rows")), flagged,
 		    json_array_size(json_object_get(cmp, "checks_flipped")),
-		    worst, dir);
+		    worst);
+		if (strcmp(json_string_value(json_object_get(cmp, "test")),
+		    "threshold") == 0)
+			fprintf(stderr, "  %s\n", STEER);
+		fprintf(stderr, "  report: %s/compare.md\n", dir);
 		if (fail_above >= 0 && json_is_number(json_object_get(cmp,
 		    "worst_regression_pct")) && worst > fail_above) {
 			json_array_foreach(json_object_get(cmp, "rows"), i, r) {
@@ -640,7 +1088,9 @@ compare_main(int argc, char **argv)
 				    "higher") == 0 ? -d : 0;
 
 				if (json_is_number(json_object_get(r,
-				    "delta_pct")) && w > fail_above)
+				    "delta_pct")) && w > fail_above &&
+				    strcmp(json_string_value(json_object_get(r,
+				    "flag")), "regression") == 0)
 					fprintf(stderr, "  REGRESSION %s %s: "
 					    "%+.1f%% (%s is better; above "
 					    "%g%%)\n", json_string_value(

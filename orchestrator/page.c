@@ -89,14 +89,28 @@ struct boxes {
 	size_t	n;
 };
 
+/* A label's width, a little over what an 11 px sans-serif draws: wide,
+ * capital, narrow and other glyphs apart (a UTF-8 sequence counts one). */
 static double
 text_w(const char *s)
 {
-	size_t n = 0;
+	double w = 0;
 
-	for (; *s != '\0'; s++)
-		n += ((unsigned char)*s & 0xc0) != 0x80;	/* UTF-8 */
-	return (double)n * CHAR_W;
+	for (; *s != '\0'; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if ((c & 0xc0) == 0x80)
+			continue;
+		if (strchr("MWmw%@", c) != NULL && c != '\0')
+			w += 10;
+		else if (c >= 'A' && c <= 'Z')
+			w += 8.2;
+		else if (strchr(" .,:;'!|iljtfrI()[]", c) != NULL && c != '\0')
+			w += 4.2;
+		else
+			w += CHAR_W;
+	}
+	return w;
 }
 
 static bool

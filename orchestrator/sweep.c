@@ -364,7 +364,9 @@ usage(FILE *fp)
 "                   [--set KEY=VALUE]... [--seed N] [--out DIR]\n"
 "                   [--timeout S] [--peerd PATH]\n"
 "\n"
-"  --set KEY=V1,V2    the parameter swept (exactly one --set has a list);\n"
+"  --set KEY=V1,V2    the parameter swept (exactly one --set has a list;\n"
+"                     without one, the first --set KEY=V is swept over\n"
+"                     its one value: --repeat K runs it K times);\n"
 "                     --peers V1,V2 is --set peers=V1,V2\n"
 "  --set KEY=VALUE    a parameter fixed for every run\n"
 "  --repeat K         runs per value (default 1)\n"
@@ -494,8 +496,11 @@ sweep_main(int argc, char **argv)
 			pass[npass++] = xstrdup("--set");
 			pass[npass++] = tmp;
 			break;
-		case 'r':
-			repeat = atoi(optarg);
+		case 'r': {
+			long long rp = 0;
+
+			repeat = num_parse_int(optarg, 1, 1000, &rp) == 0 ?
+			    (int)rp : 0;
 			if (repeat < 1 || repeat > 1000) {
 				fprintf(stderr, "orchestrate sweep: --repeat: "
 				    "expected 1 to 1000, got \"%s\"\n", optarg);
@@ -503,6 +508,7 @@ sweep_main(int argc, char **argv)
 				goto done;
 			}
 			break;
+		}
 		case 'S': seed = optarg; break;
 		case 'o': out = optarg; break;
 		case 't':
@@ -520,6 +526,14 @@ sweep_main(int argc, char **argv)
 			rc = 2;
 			goto done;
 		}
+	}
+	/* no list: the first --set KEY=V is swept over its one value, so
+	 * `sweep SCENARIO --set K=V --repeat 5` repeats one run five times */
+	if (sweep_set == NULL && npass >= 2) {
+		sweep_set = pass[1];
+		free(pass[0]);
+		memmove(pass, pass + 2, (npass - 2) * sizeof(*pass));
+		npass -= 2;
 	}
 	if (optind != argc - 1 || sweep_set == NULL) {
 		if (optind == argc - 1)

@@ -92,6 +92,79 @@ def test_compare_flags_a_slowed_run_and_not_itself():
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def sweep_side(tmp, name, seed, *sets):
+    out = os.path.join(tmp, name)
+    p = subprocess.run([ORCH, "sweep", "gossip", "--set", "peers=3",
+                        "--repeat", "5", "--seed", str(seed), "--out", out] +
+                       [x for kv in sets for x in ("--set", kv)],
+                       stderr=subprocess.PIPE, timeout=400)
+    # a p99 bound may fail on a loaded box; the runs are what count
+    assert p.returncode in (0, 1), p.stderr.decode()[-3000:]
+    return [os.path.join(out, d) for d in os.listdir(out)
+            if d.startswith("sweep-")][0]
+
+
+def test_compare_repeats_flags_only_what_the_test_supports():
+    """Two sides of 5 runs of the same scenario, seeds 1.. and 101..: the
+    comparison says n per side and Welch's test with Holm's correction;
+    every row it flags is one the test found significant and above its
+    unit's floor (with the old 20%-or-spread rule, single runs of these
+    flagged a third of the rows).  A single run a side is steered to
+    --repeat.  Another scenario is refused (exit 2); other parameters are
+    warned of on stderr and in compare.md."""
+    tmp = tempfile.mkdtemp(prefix="cmprep-", dir="/tmp")
+    try:
+        a = sweep_side(tmp, "a", 1, "entries=20")
+        b = sweep_side(tmp, "b", 101, "entries=20")
+        rc, cmp, err, d = compare(a, b, os.path.join(tmp, "c"))
+        assert rc == 0, err
+        assert cmp["n_a"] == 5 and cmp["n_b"] == 5, (cmp["n_a"], cmp["n_b"])
+        assert cmp["test"] == "welch-holm"
+        assert "A 5 runs, B 5 runs" in err and "Welch" in err, err
+        assert cmp["mismatch"] == []
+        flagged = [r for r in cmp["rows"] if r["flag"]]
+        for r in flagged:
+            assert r["significant"] is True, r
+            assert abs(r["b"] - r["a"]) > r["floor"], r
+        for r in cmp["rows"]:
+            if r["p_value"] is not None and not r.get("significant"):
+                assert r["flag"] == "", r
+        # one run a side: the threshold, and a steer to --repeat
+        one_a = os.path.join(a, "runs", "peers=3", "r1")
+        one_b = os.path.join(b, "runs", "peers=3", "r1")
+        rc, cmp1, err, d = compare(one_a, one_b, os.path.join(tmp, "c1"))
+        assert rc == 0 and cmp1["test"] == "threshold", err
+        assert "--repeat 5" in err, err
+        with open(os.path.join(d, "compare.md")) as fh:
+            assert "--repeat 5" in fh.read()
+        # other parameters: warned, loudly
+        c = sweep_side(tmp, "c", 1, "entries=30")
+        rc, cmpc, err, d = compare(a, c, os.path.join(tmp, "c2"))
+        assert rc == 0, err
+        assert "WARNING" in err and "parameter entries: 20 in A, 30" in err, \
+            err
+        assert [m["name"] for m in cmpc["mismatch"]] == ["entries"]
+        with open(os.path.join(d, "compare.md")) as fh:
+            assert "**WARNING**" in fh.read()
+        # another scenario: refused, unless asked for
+        churn = os.path.join(tmp, "churn")
+        p = subprocess.run([ORCH, "churn", "--set", "entries=5", "--out",
+                            churn, "-q"], stderr=subprocess.PIPE, timeout=120)
+        assert p.returncode == 0, p.stderr.decode()[-2000:]
+        p = subprocess.run([ORCH, "compare", one_a, churn, "--out",
+                            os.path.join(tmp, "c3")], stderr=subprocess.PIPE,
+                           timeout=60)
+        assert p.returncode == 2 and b"refused" in p.stderr and \
+            b"different scenarios" in p.stderr, p.stderr
+        assert not os.path.exists(os.path.join(tmp, "c3"))
+        p = subprocess.run([ORCH, "compare", one_a, churn, "--out",
+                            os.path.join(tmp, "c4"), "--allow-different"],
+                           stderr=subprocess.PIPE, timeout=60)
+        assert p.returncode == 0 and b"WARNING" in p.stderr, p.stderr
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 def test_sweep_gossip_over_peers_with_repeats():
     tmp = tempfile.mkdtemp(prefix="sweep-", dir="/tmp")
     try:
@@ -163,5 +236,6 @@ def test_make_install_and_a_scenario_by_name():
 
 if __name__ == "__main__":
     run([test_compare_flags_a_slowed_run_and_not_itself,
+         test_compare_repeats_flags_only_what_the_test_supports,
          test_sweep_gossip_over_peers_with_repeats,
          test_make_install_and_a_scenario_by_name])

@@ -164,6 +164,107 @@ START_TEST(test_spread_raises_the_threshold_and_only_one_side)
 }
 END_TEST
 
+START_TEST(test_welch_p)
+{
+	double a[] = { 1, 2, 3, 4, 5 }, b[] = { 2, 4, 6, 8, 10 };
+	double c[] = { 7, 7, 7 }, d[] = { 8, 8, 8 };
+
+	/* t = 1.897, df = 5.88: p from the t distribution's density
+	 * integrated numerically (Simpson, 200,000 steps) */
+	ck_assert_double_eq_tol(compare_welch_p(a, 5, b, 5), 0.10753119493,
+	    1e-8);
+	ck_assert_double_eq_tol(compare_welch_p(a, 5, a, 5), 1, 1e-12);
+	ck_assert_double_eq(compare_welch_p(c, 3, d, 3), 0);	/* certain */
+	ck_assert_double_eq(compare_welch_p(c, 3, c, 3), 1);
+	ck_assert(isnan(compare_welch_p(a, 1, b, 5)));
+}
+END_TEST
+
+/* n reports whose wall_ms and p99 are base + i * step, and takes_per_s
+ * tps + i * 0.001. */
+static json_t *
+repeats(int n, double base, double step, double tps)
+{
+	json_t *arr = json_array();
+
+	for (int i = 0; i < n; i++)
+		json_array_append_new(arr, report(base + i * step, tps + i *
+		    0.001, (json_int_t)(base + i * step), 0, "PASS"));
+	return arr;
+}
+
+START_TEST(test_repeats_flag_by_the_test_and_the_floor)
+{
+	/* the same spread on both sides, means 10 apart: noise, not flagged
+	 * (it was: 1000..1400 against 1010..1410 is +1% at n=1, but the
+	 * old rule flagged anything past 20% and the spread, and a 7x p99
+	 * between two seeds passed that) */
+	json_t *a = repeats(5, 1000, 100, 50), *b = repeats(5, 1010, 100, 50);
+	json_t *cmp = compare_build(a, b, 20);
+	json_t *r;
+	size_t i;
+
+	ck_assert_str_eq(json_string_value(json_object_get(cmp, "test")),
+	    "welch-holm");
+	ck_assert_int_eq(json_integer_value(json_object_get(cmp, "n_a")), 5);
+	json_array_foreach(json_object_get(cmp, "rows"), i, r)
+		ck_assert_str_eq(flag(r), "");
+	json_decref(b);
+	json_decref(cmp);
+	/* twice as slow, tight runs: significant after Holm, flagged */
+	b = repeats(5, 2000, 100, 50);
+	cmp = compare_build(a, b, 20);
+	r = (json_t *)row(cmp, "run.wall_ms", "value");
+	ck_assert_str_eq(flag(r), "regression");
+	ck_assert(json_is_true(json_object_get(r, "significant")));
+	ck_assert(num(r, "p_value") < 0.001);
+	/* takes_per_s moved by 0.5 ops/s on tight runs: significant, but
+	 * below the 1 ops/s floor, so not flagged */
+	json_decref(b);
+	json_decref(cmp);
+	b = repeats(5, 1000, 100, 50.5);
+	cmp = compare_build(a, b, 20);
+	r = (json_t *)row(cmp, "throughput.takes_per_s", "value");
+	ck_assert(num(r, "p_value") < 0.001);
+	ck_assert_str_eq(flag(r), "");
+	ck_assert(json_array_size(json_object_get(cmp, "mismatch")) == 0);
+	json_decref(a);
+	json_decref(b);
+	json_decref(cmp);
+}
+END_TEST
+
+START_TEST(test_mismatch_scenario_and_params)
+{
+	json_t *a = repeats(2, 1000, 100, 50), *b = repeats(2, 1000, 100, 50);
+	json_t *cmp, *m;
+
+	for (size_t i = 0; i < 2; i++) {
+		json_object_set_new(json_array_get(a, i), "params", json_pack(
+		    "{s:i, s:i}", "peers", 4, "entries", 50));
+		json_object_set_new(json_array_get(b, i), "params", json_pack(
+		    "{s:i, s:i}", "peers", 4, "entries", i ? 600 : 50));
+	}
+	cmp = compare_build(a, b, 20);
+	m = json_array_get(json_object_get(cmp, "mismatch"), 0);
+	ck_assert_str_eq(json_string_value(json_object_get(m, "what")), "param");
+	ck_assert_str_eq(json_string_value(json_object_get(m, "name")),
+	    "entries");
+	ck_assert_int_eq(json_integer_value(json_object_get(m, "b")), 600);
+	ck_assert_uint_eq(json_array_size(json_object_get(cmp, "mismatch")), 1);
+	json_decref(cmp);
+	json_object_set_new(json_array_get(b, 0), "scenario",
+	    json_string("churn"));
+	cmp = compare_build(a, b, 20);
+	m = json_array_get(json_object_get(cmp, "mismatch"), 0);
+	ck_assert_str_eq(json_string_value(json_object_get(m, "what")),
+	    "scenario");
+	json_decref(a);
+	json_decref(b);
+	json_decref(cmp);
+}
+END_TEST
+
 START_TEST(test_exact_numbers)
 {
 	char buf[NUM_BUF];
@@ -207,6 +308,9 @@ main(void)
 	tcase_add_test(tc, test_geomean_per_direction);
 	tcase_add_test(tc, test_spread_raises_the_threshold_and_only_one_side);
 	tcase_add_test(tc, test_exact_numbers);
+	tcase_add_test(tc, test_welch_p);
+	tcase_add_test(tc, test_repeats_flag_by_the_test_and_the_floor);
+	tcase_add_test(tc, test_mismatch_scenario_and_params);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
