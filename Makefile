@@ -93,7 +93,7 @@ WAKEUP := $(O)/wakeup
 # (bench/b3speed/), built with the bench.
 B3SPEED := $(O)/b3speed
 
-.PHONY: all deps check unit fleet bench run fuzz install clean FORCE
+.PHONY: all deps check unit fleet bench run fuzz man install clean FORCE
 .SECONDARY:
 .DEFAULT_GOAL := all
 
@@ -229,9 +229,27 @@ fuzz: $(FUZZ_BIN)
 SHAREDIR := $(PREFIX)/share/fleet-lab
 DOCDIR   := $(PREFIX)/share/doc/fleet-lab
 
-install: all
+# Man pages made from each program's --help and --version (help2man, a
+# Debian package: scripts/deps), and bash completion (scripts/completion/).
+MANDIR   := $(PREFIX)/share/man/man1
+COMPDIR  := $(PREFIX)/share/bash-completion/completions
+MAN_PAGES := $(patsubst $(O)/%,$(O)/man/%.1,$(PROGS) $(TCPSTREAM))
+MAN_NAME_orchestrate := run a fleet of peers through a scenario and write its report
+MAN_NAME_peerd       := one peer of the fleet-lab fabric
+MAN_NAME_peerctl     := one request to a peer's control socket, printed for people
+MAN_NAME_tcpstream   := the plain TCP stream baseline of a swarm run
+
+man: $(MAN_PAGES)
+
+$(O)/man/%.1: $(O)/%
+	@mkdir -p $(O)/man
+	help2man --no-info --no-discard-stderr -n "$(MAN_NAME_$*)" -o $@ $<
+
+install: all man
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(SHAREDIR)/scenarios \
-		$(DESTDIR)$(DOCDIR)
+		$(DESTDIR)$(DOCDIR) $(DESTDIR)$(MANDIR) $(DESTDIR)$(COMPDIR)
+	install -m 0644 $(MAN_PAGES) $(DESTDIR)$(MANDIR)/
+	for c in scripts/completion/*; do install -m 0644 $$c $(DESTDIR)$(COMPDIR)/; done
 	for p in $(PROGS) $(TCPSTREAM); do install -m 0755 $$p $(DESTDIR)$(PREFIX)/bin/; done
 	install -m 0644 scenarios/*.json $(DESTDIR)$(SHAREDIR)/scenarios/
 	install -m 0644 README.md docs/*.md $(DESTDIR)$(DOCDIR)/

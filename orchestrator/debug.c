@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -213,11 +214,32 @@ debug_capture_hang(struct run *r, const char *why)
 	    dir);
 }
 
+/*
+ * The program beside the running orchestrate, as a command that pastes
+ * as it is: "build/peerctl" when orchestrate ran as build/orchestrate,
+ * the bare name when it ran from PATH.
+ */
+static void
+sibling(const struct run *r, const char *prog, char *buf, size_t len)
+{
+	const char *self = r->opts.argv != NULL ? r->opts.argv[0] : NULL;
+	const char *slash = self != NULL ? strrchr(self, '/') : NULL;
+
+	if (slash == NULL)
+		snprintf(buf, len, "%s", prog);
+	else
+		snprintf(buf, len, "%.*s/%s", (int)(slash - self), self, prog);
+}
+
 void
 debug_print_kept(const struct run *r)
 {
+	char orch[PATH_MAX], ctl[PATH_MAX];
+
+	sibling(r, "orchestrate", orch, sizeof(orch));
+	sibling(r, "peerctl", ctl, sizeof(ctl));
 	fprintf(stderr, "The fleet is still up (--keep). Stop it with:\n"
-	    "  orchestrate down %s\n\n%-5s %-8s %-22s %s\n", r->dir, "peer",
+	    "  %s down %s\n\n%-5s %-8s %-22s %s\n", orch, r->dir, "peer",
 	    "pid", "listen", "control");
 	for (int i = 0; i < r->fleet.npeers; i++) {
 		const struct peer *p = r->fleet.peers[i];
@@ -230,7 +252,7 @@ debug_print_kept(const struct run *r)
 	}
 	for (int i = 0; i < r->fleet.npeers; i++)
 		if (fleet_live(r->fleet.peers[i])) {
-			fprintf(stderr, "\ne.g.  peerctl %s hello\n",
+			fprintf(stderr, "\ne.g.  %s %s hello\n", ctl,
 			    r->fleet.peers[i]->control);
 			break;
 		}

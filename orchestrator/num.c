@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jtext.h"
 #include "num.h"
 
 char *
@@ -25,11 +26,7 @@ num_exact(double d, char *buf, size_t len)
 		snprintf(buf, len, "%.0f", d == 0 ? 0.0 : d);
 		return buf;
 	}
-	for (int p = 1; p <= 17; p++) {
-		snprintf(buf, len, "%.*g", p, d);
-		if (strtod(buf, NULL) == d)
-			break;
-	}
+	jtext_real(d, buf, len);
 	return buf;
 }
 

@@ -1,12 +1,16 @@
 /*
  * peerctl.c: a small human client for one peer's control socket.
  *
- *   peerctl SOCKET COMMAND [JSON-ARGS]   one request; prints the reply
+ *   peerctl [--json] SOCKET COMMAND [JSON-ARGS]   one request; prints
+ *                                                 the reply
  *   peerctl SOCKET watch [JSON-ARGS]     subscribe (notify) and stream
+ *   peerctl SOCKET help [COMMAND]        the commands as a table (--json:
+ *                                        the raw answer)
  *   peerctl --help | --version
  *
- * The reply's "result" (or "error") is printed as indented JSON; exit
- * status 0 on success, 1 on an error reply, 2 on a usage or I/O error.
+ * The reply's "result" (or "error") is printed as indented JSON, every
+ * real in its shortest round-trip form (common/jtext.h); exit status 0 on
+ * success, 1 on an error reply, 2 on a usage or I/O error.
  */
 #include <sys/socket.h>
 
@@ -20,6 +24,7 @@
 
 #include <jansson.h>
 
+#include "jtext.h"
 #include "unixsock.h"
 #include "version.h"
 
@@ -27,13 +32,16 @@ static void
 help(FILE *fp)
 {
 	fprintf(fp,
-	    "usage: peerctl SOCKET COMMAND [JSON-ARGS]\n"
+	    "usage: peerctl [--json] SOCKET COMMAND [JSON-ARGS]\n"
 	    "       peerctl SOCKET watch [JSON-ARGS]\n"
+	    "       peerctl [--json] SOCKET help [COMMAND]\n"
+	    "  --json             help: the raw answer, not the table\n"
 	    "examples:\n"
 	    "  peerctl results/latest/peers/0/control.sock hello\n"
 	    "  peerctl SOCK write '{\"type\":\"task#v1\",\"fields\":{\"n\":1}}'\n"
 	    "  peerctl SOCK take '{\"type\":\"task#v1\",\"timeout_ms\":1000}'\n"
-	    "  peerctl SOCK help       (lists every command)\n"
+	    "  peerctl SOCK help       (every command, a table)\n"
+	    "  peerctl SOCK help write (one command's arguments)\n"
 	    "       peerctl --help | --version\n"
 	    "exit status: 0 success, 1 an error reply, 2 a usage or I/O "
 	    "error\n");
@@ -117,14 +125,89 @@ read_line(int fd)
 	}
 }
 
+/* s wrapped at width columns, continuation lines indented by ind. */
+static void
+wrap(const char *s, int col, int ind, int width)
+{
+	while (*s != '\0') {
+		size_t w = strcspn(s, " ");
+
+		if (col > ind && col + 1 + (int)w > width) {
+			printf("\n%*s", ind, "");
+			col = ind;
+		} else if (col > ind) {
+			putchar(' ');
+			col++;
+		}
+		col += printf("%.*s", (int)w, s);
+		s += w;
+		while (*s == ' ')
+			s++;
+	}
+	putchar('\n');
+}
+
+/*
+ * help's answer as a table: a command a line with what it does; with
+ * only (a command's name), that command's arguments too, each with its
+ * type, whether it is required and what it is.
+ */
+static int
+help_table(const json_t *res, const char *only)
+{
+	json_t *c, *a;
+	size_t i, j;
+	int w = 4, shown = 0;
+
+	json_array_foreach(json_object_get(res, "commands"), i, c)
+		if ((int)strlen(json_string_value(json_object_get(c, "name"))) >
+		    w)
+			w = (int)strlen(json_string_value(json_object_get(c,
+			    "name")));
+	json_array_foreach(json_object_get(res, "commands"), i, c) {
+		const char *name = json_string_value(json_object_get(c, "name"));
+
+		if (only != NULL && strcmp(only, name) != 0)
+			continue;
+		shown++;
+		printf("%-*s  ", w, name);
+		wrap(json_string_value(json_object_get(c, "help")) ?
+		    json_string_value(json_object_get(c, "help")) : "", w + 2,
+		    w + 2, 79);
+		if (only == NULL)
+			continue;
+		json_array_foreach(json_object_get(c, "args"), j, a) {
+			int col = printf("  %-14s %-8s %-9s ", json_string_value(
+			    json_object_get(a, "name")), json_string_value(
+			    json_object_get(a, "type")), json_is_true(
+			    json_object_get(a, "required")) ? "required" :
+			    "optional");
+
+			wrap(json_string_value(json_object_get(a, "help")) ?
+			    json_string_value(json_object_get(a, "help")) : "",
+			    col, 37, 79);
+		}
+		if (json_array_size(json_object_get(c, "args")) == 0)
+			printf("  (no arguments)\n");
+	}
+	if (only != NULL && shown == 0) {
+		fprintf(stderr, "peerctl: help: no command \"%s\"\n", only);
+		return 1;
+	}
+	if (only == NULL)
+		printf("\n`peerctl SOCK help COMMAND` lists its arguments; "
+		    "--json gives the raw answer.\n");
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
 	json_t *args = NULL, *req, *reply, *v;
 	json_error_t err;
-	const char *cmd;
-	bool watch;
-	char *line;
+	const char *cmd, *help_only = NULL;
+	bool watch, raw = false;
+	char *line, *text;
 	int fd;
 
 	if (argc == 2 && (strcmp(argv[1], "--help") == 0 ||
@@ -136,11 +219,21 @@ main(int argc, char **argv)
 		VERSION_PRINT("peerctl");
 		return 0;
 	}
+	if (argc > 1 && strcmp(argv[1], "--json") == 0) {
+		raw = true;
+		argv++;
+		argc--;
+	}
 	if (argc < 3 || argc > 4)
 		usage();
 	signal(SIGPIPE, SIG_IGN);
 	cmd = argv[2];
 	watch = strcmp(cmd, "watch") == 0;
+	/* help COMMAND: a name, not JSON */
+	if (strcmp(cmd, "help") == 0 && argc == 4 && argv[3][0] != '{') {
+		help_only = argv[3];
+		argc = 3;
+	}
 	if (argc == 4 && (args = json_loads(argv[3], 0, &err)) == NULL) {
 		fprintf(stderr, "peerctl: JSON-ARGS: column %d: %s\n",
 		    err.column, err.text);
@@ -160,8 +253,9 @@ main(int argc, char **argv)
 			return 2;
 		}
 		if (json_object_get(reply, "event") != NULL) {
-			json_dumpf(reply, stdout, JSON_COMPACT);
-			putchar('\n');
+			text = jtext_dumps(reply, 0);
+			puts(text);
+			free(text);
 			fflush(stdout);
 			json_decref(reply);
 			continue;
@@ -174,10 +268,17 @@ main(int argc, char **argv)
 			json_decref(reply);
 			return 1;
 		}
+		if (!watch && strcmp(cmd, "help") == 0 && !raw) {
+			int rc = help_table(json_object_get(reply, "result"),
+			    help_only);
+
+			json_decref(reply);
+			return rc;
+		}
 		if (!watch) {
-			json_dumpf(json_object_get(reply, "result"), stdout,
-			    JSON_INDENT(2) | JSON_SORT_KEYS);
-			putchar('\n');
+			text = jtext_dumps(json_object_get(reply, "result"), 2);
+			puts(text);
+			free(text);
 			json_decref(reply);
 			return 0;
 		}

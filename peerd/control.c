@@ -30,6 +30,7 @@
 
 #include "clock.h"
 #include "cmd.h"
+#include "jtext.h"
 #include "control.h"
 #include "log.h"
 #include "stats.h"
@@ -188,7 +189,7 @@ ctl_send(struct ctl_client *c, json_t *msg)
 		json_decref(msg);
 		return;
 	}
-	s = json_dumps(msg, JSON_COMPACT);
+	s = jtext_dumps(msg, 0);	/* reals in their shortest form */
 	json_decref(msg);
 	if (s == NULL)
 		return;

@@ -313,6 +313,79 @@ def test_fleet_report_draws_bands_names_outliers_and_no_label_overlaps():
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def samples_by_peer(run_dir):
+    per = {}
+    with open(os.path.join(run_dir, "samples.ndjson")) as fh:
+        for line in fh:
+            s = json.loads(line)
+            per.setdefault(s["peer"], []).append(s["t_ms"])
+    return per
+
+
+def steps_of(run_dir):
+    out = {}
+    with open(os.path.join(run_dir, "timeline.ndjson")) as fh:
+        for line in fh:
+            e = json.loads(line)
+            if e["event"] in ("step_start", "step_end"):
+                out.setdefault(e["name"], {})[e["event"]] = e["t_ms"]
+    return out
+
+
+def test_sampling_fits_the_run_and_goes_through_busy_steps():
+    """make run's churn (rate=50) with no sample_ms anywhere: the default
+    period gives the peers that live through the run at least 20 samples
+    each, and live peers are sampled inside the kill window (the default
+    was 1 s against a run of 0.2 s: no sample at all).  A busy step (peer
+    0 writing 5,000 entries as fast as it can, the others verifying them)
+    does not hold every peer's samples back to the slowest answer: a round
+    used to wait for every answer of the last one, and here the receivers
+    answer about once a second on a loaded box; now the peer that answers
+    on time is sampled about every period."""
+    tmp = tempfile.mkdtemp(prefix="sampling-", dir="/tmp")
+    try:
+        p = subprocess.run([ORCH, "churn", "--set", "rate=50", "--out", tmp,
+                            "--seed", "2", "-q"], stderr=subprocess.PIPE,
+                           timeout=120)
+        assert p.returncode == 0, p.stderr.decode()[-2000:]
+        run_dir = os.path.realpath(os.path.join(tmp, "latest"))
+        per = samples_by_peer(run_dir)
+        assert len(per[0]) >= 20 and len(per[1]) >= 20, \
+            {k: len(v) for k, v in per.items()}
+        with open(os.path.join(run_dir, "timeline.ndjson")) as fh:
+            kill = [json.loads(l) for l in fh if '"KILL"' in l][0]["t_ms"]
+        inside = [t for k in (0, 1) for t in per[k] if t > kill]
+        assert len(inside) >= 2, (kill, per)
+        # a busy step: peer 0 writes 5,000 entries as fast as it can
+        busy = {"name": "busy", "description": "a write as fast as it can",
+                "sample_ms": 50, "fleet": {"peers": 3},
+                "steps": [{"action": "start"},
+                          {"action": "wait", "until": "connected"},
+                          {"action": "write", "name": "flood", "peer": 0,
+                           "count": 5000, "rate": 0}]}
+        path = os.path.join(tmp, "busy.json")
+        with open(path, "w") as fh:
+            json.dump(busy, fh)
+        p = subprocess.run([ORCH, path, "--out", tmp, "--seed", "2", "-q"],
+                           stderr=subprocess.PIPE, timeout=120)
+        assert p.returncode == 0, p.stderr.decode()[-2000:]
+        run_dir = os.path.realpath(os.path.join(tmp, "latest"))
+        st = steps_of(run_dir)["flood"]
+        span = st["step_end"] - st["step_start"]
+        per = samples_by_peer(run_dir)
+        during = {k: [t for t in v if st["step_start"] <= t <= st["step_end"]]
+                  for k, v in per.items()}
+        # the receivers, verifying 5,000 entries, answer late (up to a
+        # second on a loaded box); the peer that answers on time is still
+        # sampled about every period (a round no longer waits for the
+        # slowest answer of the last): a sample every 250 ms at the least,
+        # where waiting for the receivers gave one a second or less
+        best = max(len(v) for v in during.values())
+        assert best >= max(4, span // 250), (span, during)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 def test_csv_exact_json_clean_build_recorded_failed_check_explained():
     tmp = tempfile.mkdtemp(prefix="report-", dir="/tmp")
     try:
@@ -446,6 +519,7 @@ if __name__ == "__main__":
     run([test_docs_list_the_one_measure_table,
          test_report_html_draws_every_chart_and_fetches_nothing,
          test_fleet_report_draws_bands_names_outliers_and_no_label_overlaps,
+         test_sampling_fits_the_run_and_goes_through_busy_steps,
          test_csv_exact_json_clean_build_recorded_failed_check_explained,
          test_every_fault_window_is_shaded_and_labelled,
          test_every_program_has_help_on_stdout_and_version])
