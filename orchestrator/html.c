@@ -143,7 +143,7 @@ checks(FILE *fp, const json_t *rep)
 	json_t *c;
 	size_t i;
 
-	fputs("<h2>Checks</h2>\n", fp);
+	fputs("<h2 id=\"checks\">Checks</h2>\n", fp);
 	if (json_array_size(json_object_get(rep, "checks")) == 0) {
 		fputs("<p>The scenario has no checks.</p>\n", fp);
 		return;
@@ -329,13 +329,19 @@ quantile(const double *v, size_t n, double q)
 	return v[k > 0 ? k - 1 : 0];
 }
 
+/* A band chart's bins at most: a 1,000-peer chart stays small. */
+#define BAND_BINS	600
+
 /*
  * A band chart of the per-peer lines xs/ys (np peers, seen[p] those with
- * points): the samples of a round (the peers' points within half a
- * period of each other) become one slot; per slot the min, median, p90
- * and max across the peers; then the OUTLIERS peers whose lines stray
- * furthest from the median (their distance summed over the slots, in
- * units of the chart's range), drawn as lines of their own and named.
+ * points): time in bins of one sample period (the median gap between a
+ * peer's two points, wider when there would be more than BAND_BINS); in
+ * each bin each peer's value is its last sample so far, carried forward
+ * between its first and last sample (a gauge holds its value between two
+ * looks, and a peer sampled late is not a hole in the band); per bin the
+ * min, median, p90 and max across the peers; then the OUTLIERS peers whose
+ * lines stray furthest from the median (their distance summed over the
+ * bins), drawn as lines of their own and named.
  */
 static void
 band_chart(FILE *fp, const json_t *rep, struct dv *xs, struct dv *ys,
@@ -343,8 +349,9 @@ band_chart(FILE *fp, const json_t *rep, struct dv *xs, struct dv *ys,
 {
 	struct dv all = { 0 }, sx = { 0 }, smin = { 0 }, smed = { 0 },
 	    sp90 = { 0 }, smax = { 0 }, gaps = { 0 };
-	double period, *score = xcalloc((size_t)np + 1, sizeof(*score));
-	size_t *at = xcalloc((size_t)np + 1, sizeof(*at)), nslot = 0;
+	double period, t0 = INFINITY, t1 = -INFINITY;
+	double *score = xcalloc((size_t)np + 1, sizeof(*score));
+	size_t *at = xcalloc((size_t)np + 1, sizeof(*at)), nslot = 0, nbins;
 	json_int_t top[OUTLIERS];
 	struct page_series se[4 + OUTLIERS];
 	char names[OUTLIERS][80];
@@ -352,8 +359,12 @@ band_chart(FILE *fp, const json_t *rep, struct dv *xs, struct dv *ys,
 
 	/* the period: the median gap between a peer's two points */
 	for (json_int_t p = 0; p < np; p++)
-		for (size_t i = 1; seen[p] && i < xs[p].n; i++)
-			dv_push(&gaps, xs[p].v[i] - xs[p].v[i - 1]);
+		for (size_t i = 0; seen[p] && i < xs[p].n; i++) {
+			if (i > 0)
+				dv_push(&gaps, xs[p].v[i] - xs[p].v[i - 1]);
+			t0 = fmin(t0, xs[p].v[i]);
+			t1 = fmax(t1, xs[p].v[i]);
+		}
 	if (gaps.n == 0) {
 		free(score);
 		free(at);
@@ -361,39 +372,34 @@ band_chart(FILE *fp, const json_t *rep, struct dv *xs, struct dv *ys,
 	}
 	qsort(gaps.v, gaps.n, sizeof(double), cmp_double);
 	period = fmax(quantile(gaps.v, gaps.n, 0.5), 1);
-	/* slots: walk time; a slot takes each peer's next point within
-	 * half a period of the earliest one left */
-	for (;;) {
-		double t0 = INFINITY, sum = 0;
-		size_t k = 0;
+	if ((t1 - t0) / period > BAND_BINS)
+		period = (t1 - t0) / BAND_BINS;
+	nbins = (size_t)((t1 - t0) / period) + 1;
+	for (size_t b = 0; b < nbins; b++) {
+		double end = t0 + (double)(b + 1) * period;
 
-		for (json_int_t p = 0; p < np; p++)
-			if (seen[p] && at[p] < xs[p].n)
-				t0 = fmin(t0, xs[p].v[at[p]]);
-		if (!isfinite(t0))
-			break;
 		all.n = 0;
-		for (json_int_t p = 0; p < np; p++)
-			if (seen[p] && at[p] < xs[p].n &&
-			    xs[p].v[at[p]] < t0 + period / 2) {
-				dv_push(&all, ys[p].v[at[p]]);
-				sum += xs[p].v[at[p]];
-				k++;
-			}
+		for (json_int_t p = 0; p < np; p++) {
+			if (!seen[p] || xs[p].n == 0 || xs[p].v[0] >= end ||
+			    xs[p].v[xs[p].n - 1] < end - period)
+				continue;	/* not yet, or no more */
+			while (at[p] + 1 < xs[p].n && xs[p].v[at[p] + 1] < end)
+				at[p]++;
+			dv_push(&all, ys[p].v[at[p]]);
+		}
+		if (all.n == 0)
+			continue;
 		qsort(all.v, all.n, sizeof(double), cmp_double);
-		dv_push(&sx, sum / (double)k);
+		dv_push(&sx, end - period / 2);
 		dv_push(&smin, all.v[0]);
 		dv_push(&smed, quantile(all.v, all.n, 0.5));
 		dv_push(&sp90, quantile(all.v, all.n, 0.9));
 		dv_push(&smax, all.v[all.n - 1]);
-		/* each peer's distance from this slot's median */
 		for (json_int_t p = 0; p < np; p++)
-			if (seen[p] && at[p] < xs[p].n &&
-			    xs[p].v[at[p]] < t0 + period / 2) {
+			if (seen[p] && xs[p].n > 0 && xs[p].v[0] < end &&
+			    xs[p].v[xs[p].n - 1] >= end - period)
 				score[p] += fabs(ys[p].v[at[p]] -
 				    smed.v[nslot]);
-				at[p]++;
-			}
 		nslot++;
 	}
 	/* the peers furthest off: those whose score is above 0 */
@@ -807,7 +813,7 @@ peers(FILE *fp, const char *dir, const json_t *rep)
 	const char **cats = xcalloc(n + 1, sizeof(*cats));
 	json_t *row;
 
-	fputs("<h2>Peers</h2>\n", fp);
+	fputs("<h2 id=\"peers\">Peers</h2>\n", fp);
 	if (n > 16)	/* a fleet's table folded: the charts come first */
 		fprintf(fp, "<details><summary>the table of all %zu peers"
 		    "</summary>\n", n);
@@ -915,7 +921,7 @@ html_write(const char *dir)
 	header(fp, rep, run);
 	checks(fp, rep);
 
-	fprintf(fp, "<h2>Over time</h2>\n<p class=\"muted\">%zu samples "
+	fprintf(fp, "<h2 id=\"over-time\">Over time</h2>\n<p class=\"muted\">%zu samples "
 	    "(samples.ndjson); shaded: every kill, stop, pause, crash, fault and "
 	    "partition window (timeline.ndjson).</p>\n",
 	    json_array_size(samples));
@@ -943,7 +949,7 @@ html_write(const char *dir)
 		    json_number_value(json_object_get(sw, "size")) / 100, fi);
 		json_decref(fi);
 	}
-	fputs("<h2>Latency</h2>\n", fp);
+	fputs("<h2 id=\"latency\">Latency</h2>\n", fp);
 	json_object_foreach(json_object_get(rep, "measures"), k, m)
 		if (json_object_get(m, "p50") != NULL) {
 			fputs("<div class=\"pair\">\n", fp);

@@ -237,19 +237,21 @@ ax_fit(struct axis *a, double lo, double hi, bool log_, bool zero)
 	a->hi = hi;
 }
 
-/* The tick step of a linear axis, about 5 ticks: 1, 2 or 5 x 10^k; for
- * bytes 1, 2 or 5 x 10^k x 1024^j, so the labels read 256 KiB, 2 MiB; at
- * least 1 on a whole axis. */
+/* The tick step of a linear axis, 3 to 5 ticks: the least 1, 2 or 5 x
+ * 10^k at or above a fifth of the range; for bytes in the unit the top
+ * tick reads in (KiB, MiB: x 1024^j), so the labels read 0.5 MiB, 1 MiB,
+ * not 1.95 MiB; at least 1 on a whole axis. */
 static double
 ax_step(const struct axis *a, const char *unit)
 {
 	double raw = (a->hi - a->lo) / 5, base = 1, m, st;
 
 	if (unit != NULL && strcmp(unit, "bytes") == 0)
-		while (raw / base >= 1024)
+		while (fmax(fabs(a->hi), fabs(a->lo)) / base >= 1024)
 			base *= 1024;
 	m = pow(10, floor(log10(raw / base))) * base;
-	st = raw / m >= 5 ? 5 * m : raw / m >= 2 ? 2 * m : m;
+	st = raw <= m * (1 + 1e-9) ? m : raw <= 2 * m * (1 + 1e-9) ? 2 * m :
+	    raw <= 5 * m * (1 + 1e-9) ? 5 * m : 10 * m;
 	return a->whole && st < 1 ? 1 : st;
 }
 
