@@ -320,6 +320,17 @@ def forged_frame(kind=1, body=None):
     return struct.pack(">I", len(f)) + f
 
 
+def make_install(destdir):
+    """`make install` of this build into destdir with PREFIX=/usr; the
+    prefix's path under destdir."""
+    p = subprocess.run(["make", "--no-print-directory", "install",
+                        "O=" + BUILD, "DESTDIR=" + destdir, "PREFIX=/usr"],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       timeout=300)
+    assert p.returncode == 0, p.stderr.decode()[-2000:]
+    return os.path.join(destdir, "usr")
+
+
 def run(tests):
     """Run test functions; print a line each and exit non-zero on failure."""
     failed = 0

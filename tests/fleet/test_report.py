@@ -207,14 +207,7 @@ def test_report_html_draws_every_chart_and_fetches_nothing():
         assert os.path.exists(html)
         per, rep, nonzero = expected_points(run_dir)
         assert sum(per.values()) > 6, per
-        harness = os.path.join(tmp, "harness.html")
-        with open(harness, "w") as fh:
-            fh.write(HARNESS % ("file://" + html))
-        dom = render(tmp, "file://" + harness, os.path.join(tmp, "net.json"),
-                     ["--allow-file-access-from-files"])
-        assert "RESULT:" in dom, dom[-2000:]
-        out = json.loads(dom.split("RESULT:", 1)[1].split("</pre>", 1)[0])
-        assert "error" not in out, out
+        out = render_charts(tmp, html)
         charts = {c["id"]: c for c in out["charts"]}
         for c in out["charts"]:
             assert c["w"] > 100 and c["h"] > 100, c
@@ -313,6 +306,18 @@ def test_fleet_report_draws_bands_names_outliers_and_no_label_overlaps():
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def run_json(tmp, scn, seed):
+    """Run the scenario scn (a dict) quietly into tmp; it must pass.  Its
+    run directory."""
+    path = os.path.join(tmp, scn["name"] + ".json")
+    with open(path, "w") as fh:
+        json.dump(scn, fh)
+    p = subprocess.run([ORCH, path, "--out", tmp, "--seed", str(seed), "-q"],
+                       stderr=subprocess.PIPE, timeout=120)
+    assert p.returncode == 0, p.stderr.decode()[-2000:]
+    return os.path.realpath(os.path.join(tmp, "latest"))
+
+
 def samples_by_peer(run_dir):
     per = {}
     with open(os.path.join(run_dir, "samples.ndjson")) as fh:
@@ -363,13 +368,7 @@ def test_sampling_fits_the_run_and_goes_through_busy_steps():
                           {"action": "wait", "until": "connected"},
                           {"action": "write", "name": "flood", "peer": 0,
                            "count": 5000, "rate": 0}]}
-        path = os.path.join(tmp, "busy.json")
-        with open(path, "w") as fh:
-            json.dump(busy, fh)
-        p = subprocess.run([ORCH, path, "--out", tmp, "--seed", "2", "-q"],
-                           stderr=subprocess.PIPE, timeout=120)
-        assert p.returncode == 0, p.stderr.decode()[-2000:]
-        run_dir = os.path.realpath(os.path.join(tmp, "latest"))
+        run_dir = run_json(tmp, busy, 2)
         st = steps_of(run_dir)["flood"]
         span = st["step_end"] - st["step_start"]
         per = samples_by_peer(run_dir)
@@ -459,13 +458,7 @@ FAULTS = {
 def test_every_fault_window_is_shaded_and_labelled():
     tmp = tempfile.mkdtemp(prefix="report-", dir="/tmp")
     try:
-        path = os.path.join(tmp, "faults.json")
-        with open(path, "w") as fh:
-            json.dump(FAULTS, fh)
-        p = subprocess.run([ORCH, path, "--out", tmp, "--seed", "1", "-q"],
-                           stderr=subprocess.PIPE, timeout=120)
-        assert p.returncode == 0, p.stderr.decode()[-2000:]
-        run_dir = os.path.join(tmp, "latest")
+        run_dir = run_json(tmp, FAULTS, 1)
         with open(os.path.join(run_dir, "report.html")) as fh:
             page = fh.read()
         chart = page.split('data-chart="samples:gauges.links"', 1)[1]
