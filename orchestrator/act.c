@@ -627,7 +627,7 @@ write_rates(struct run *r, const struct step *s, json_t *ends)
 	    "s:f}", "step", s->name, "written", written, "writers",
 	    (int)json_array_size(ends), "seconds", secs, "rate_asked",
 	    s->u.write.rate, "rate_achieved", sum));
-	engine_note(r, "write step %s: %lld entries by %zu writer%s in %.2f s; "
+	engine_note(r, "write step %s: %lld entries by %zu writer%s in %.3g s; "
 	    "rate asked %g/s a writer%s, achieved %.1f/s a writer", s->name,
 	    (long long)written, json_array_size(ends),
 	    json_array_size(ends) == 1 ? "" : "s", secs, s->u.write.rate,

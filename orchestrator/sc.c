@@ -228,9 +228,9 @@ param_value(struct sc *sc, const struct at *at, const char *name, size_t n)
 		const char *near = hint_closest_key(key, sc->params);
 
 		sc_params_text(sc, known, sizeof(known));
-		sc_fail(sc, at, "unknown parameter $%s%s%s%s (%s)", key,
+		sc_fail(sc, at, "unknown parameter $%s (%s)%s%s%s", key, known,
 		    near ? "; did you mean $" : "", near ? near : "", near ?
-		    "?" : "", known);
+		    "?" : "");
 	}
 	return v;
 }
@@ -704,8 +704,8 @@ sc_fail_measure(struct sc *sc, const struct at *at, const json_t *v)
 		return sc_fail_got(sc, at, v, "a measure name ("
 		    MEASURES_TEXT_ALL ")");
 	sc_value_text(v, got, sizeof(got));
-	return sc_fail(sc, at, "expected a measure name, got %s%s%s%s; did "
-	    "you mean \"%s\"? (" MEASURES_TEXT_ALL ")", got, at->from ?
+	return sc_fail(sc, at, "expected a measure name (" MEASURES_TEXT_ALL
+	    "), got %s%s%s%s; did you mean \"%s\"?", got, at->from ?
 	    " (from $" : "", at->from ? at->from : "", at->from ? ")" : "",
 	    near);
 }

@@ -283,8 +283,8 @@ param_set(struct sc *sc, const char *set)
 		sc_params_text(sc, known, sizeof(known));
 		if (near != NULL)
 			snprintf(sc->err, sc->errlen, "--set %.80s: no such "
-			    "parameter; did you mean \"%s\"? (%s)", set, near,
-			    known);
+			    "parameter (%s); did you mean \"%s\"?", set, known,
+			    near);
 		else
 			snprintf(sc->err, sc->errlen, "--set %.80s: no such "
 			    "parameter (%s)", set, known);

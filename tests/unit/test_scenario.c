@@ -449,7 +449,7 @@ START_TEST(test_err_bad_name)
 	free(t);
 	t = with_steps("  {\"action\": \"mark\", \"label\": \"${m}\"}", "");
 	refused(t, NULL, 0, "t.json:5: steps[0].label: unknown parameter $m "
-	    "(declared: n)");
+	    "(declared: n); did you mean $n?");
 	free(t);
 	t = with_steps("  {\"action\": \"sleep\", \"ms\": \"${n}\"}", "");
 	refused(t, NULL, 0, "t.json:5: steps[0].ms: expected an int from 0 "
@@ -608,7 +608,8 @@ START_TEST(test_err_check_op)
 	    "\"bound\": 0}],");
 	refused(t, NULL, 0, "t.json:3: checks[0].metric: expected a measure "
 	    "name (one listed in docs/report.md, counters.NAME or an earlier "
-	    "wait step's measure), got \"history.lots\"");
+	    "wait step's measure), got \"history.lots\"; did you mean "
+	    "\"history.lost\"?");
 	free(t);
 }
 END_TEST
