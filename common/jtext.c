@@ -43,8 +43,17 @@ jtext_real(double d, char *buf, size_t len)
 	}
 	for (int p = 1; p <= 17; p++) {
 		snprintf(buf, len, "%.*g", p, d);
-		if (strtod(buf, NULL) == d)
-			break;
+		if (strtod(buf, NULL) != d)
+			continue;
+		/* %g writes 240 at 2 digits as 2.4e+02: between 1e-4 and 1e16
+		 * the same digits go out without an exponent */
+		if (strchr(buf, 'e') != NULL && fabs(d) >= 1e-4 &&
+		    fabs(d) < 1e16) {
+			int k = p - 1 - (int)floor(log10(fabs(d)));
+
+			snprintf(buf, len, "%.*f", k > 0 ? k : 0, d);
+		}
+		break;
 	}
 	return buf;
 }

@@ -14,8 +14,9 @@
 
 #include <jansson.h>
 
-/* d's shortest round-trip decimal ("%.Ng", N from 1 to 17) into buf;
- * "null" for a NaN or an infinity.  Returns buf. */
+/* d's shortest round-trip decimal ("%.Ng", N from 1 to 17, without an
+ * exponent from 1e-4 to 1e16, as Python's repr) into buf; "null" for a
+ * NaN or an infinity.  Returns buf. */
 char	*jtext_real(double d, char *buf, size_t len);
 /* j as JSON text: compact when indent is 0, else indent spaces a level
  * with objects' keys in their order.  A NUL-terminated string to free(). */
