@@ -1,8 +1,16 @@
 /*
- * rumor.c: the rumor map's reader and writer (rumor.h).  Whether the rid
+ * rumor.c: the rumor map's reader and writer and the rid (rumor.h).  Whether the rid
  * names the items is the caller's check: it counts the refusal.
  */
+#include <xxhash.h>
+
 #include "rumor.h"
+
+uint64_t
+rumor_rid(const uint8_t *items, size_t len)
+{
+	return XXH3_64bits(items, len) | 1;
+}
 
 void
 rumor_map_put(struct dcbor_buf *b, uint64_t rid, uint64_t hops,

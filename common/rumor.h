@@ -1,7 +1,8 @@
 /*
  * rumor.h: the rumor map, the one body format of a RUMOR frame's rumors
  * (docs/protocol.md section 7): {"rid", "hops", "items", "origin"}, in
- * that order.  peerd's broadcast and the benchmarks read and write it here.
+ * that order, and the rid that names a rumor.  peerd's broadcast and the
+ * benchmarks read and write it here.
  */
 #ifndef RUMOR_H
 #define RUMOR_H
@@ -19,6 +20,8 @@ struct rumor_map {
 	size_t		 items_len;
 };
 
+/* A rumor's rid: XXH3-64 (seed 0) of its encoded items, low bit set. */
+uint64_t rumor_rid(const uint8_t *items, size_t len);
 /* Append a rumor map to b. */
 void	rumor_map_put(struct dcbor_buf *b, uint64_t rid, uint64_t hops,
 	    uint64_t origin, const uint8_t *items, size_t len);

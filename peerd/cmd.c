@@ -1,7 +1,8 @@
 /*
  * cmd.c: the command table and its handlers (see cmd.h).  Handlers are
  * thin: they turn checked JSON arguments into calls on the subsystems
- * (replica_*, link_*, fault_*) and the results back into JSON.
+ * (replica_*, link_*, fault_*) and the results back into JSON: the
+ * subsystems speak C (docs/hacking.md).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -13,9 +14,12 @@
 #include "clock.h"
 #include "cmd.h"
 #include "control.h"
+#include "crdt.h"
+#include "dcbor.h"
 #include "hex.h"
+#include "jcbor.h"
 #include "fault.h"
-#include "gossip.h"
+#include "digest.h"
 #include "link.h"
 #include "load.h"
 #include "manifest.h"
@@ -468,20 +472,155 @@ cmd_connect(struct ctl_req *req, struct ctl_client *c, json_t *args)
 	ctl_ok(req, json_pack("{s:s}", "dialing", addr));
 }
 
+/* ---- JSON forms -------------------------------------------------------- */
+
+/* An entry (or a compacted record) as JSON: the control socket's form. */
+static json_t *
+entry_json(const struct space_rec *r)
+{
+	const struct entry *e = space_rec_entry(r);
+	const struct crdt_claim *c = space_rec_claim(r);
+	uint8_t issuer_id[IDENTITY_ID_LEN];
+	char id[2 * ENTRY_ID_LEN + 1], issuer[IDENTITY_PEERID_MAX];
+	char stamp[HLC_TEXT_MAX];
+	struct dcbor_rd rd;
+	json_t *fields, *j, *tags;
+
+	if (e == NULL) {	/* completed and compacted: only its CRDT left */
+		hex_encode(space_rec_id(r), ENTRY_ID_LEN, id);
+		return json_pack("{s:s, s:b, s:b}", "id", id, "completed",
+		    space_rec_state(r)->completed, "compact", 1);
+	}
+	hex_encode(e->id, ENTRY_ID_LEN, id);
+	identity_id_of(e->issuer, issuer_id);
+	identity_peer_id_of(issuer_id, issuer);
+	hlc_format(&e->stamp, stamp, sizeof(stamp));
+	dcbor_rd_init(&rd, e->fields, e->fields_len);
+	if ((fields = jcbor_to_json(&rd)) == NULL)
+		fields = json_null();
+	j = json_pack("{s:s, s:s, s:s, s:o, s:s, s:s, s:I, s:I}",
+	    "id", id, "space", e->space, "type", e->type, "fields", fields,
+	    "issuer", issuer, "stamp", stamp,
+	    "lease_ms", (json_int_t)e->lease_ms,
+	    "mono_us", (json_int_t)e->mono_us);
+	if (e->ntags > 0) {
+		tags = json_array();
+		for (size_t i = 0; i < e->ntags; i++) {
+			const char *s;
+			size_t n;
+
+			if (entry_tag(e, i, &s, &n) == 0)
+				json_array_append_new(tags,
+				    json_stringn(s, n));
+		}
+		json_object_set_new(j, "tags", tags);
+	}
+	if (c != NULL && c->epoch != 0) {
+		char holder[IDENTITY_PEERID_MAX];
+
+		identity_peer_id_of(c->holder, holder);
+		json_object_set_new(j, "claim", json_pack("{s:I, s:s, s:I}",
+		    "epoch", (json_int_t)c->epoch, "holder", holder,
+		    "expiry_ms", (json_int_t)c->expiry_ms));
+	}
+	json_object_set_new(j, "completed",
+	    json_boolean(space_rec_state(r)->completed));
+	return j;
+}
+
+/*
+ * A write's JSON arguments as the replica's struct: fields encoded into
+ * fb (the caller frees it), tags pointing into args.  0, or -1 with err.
+ */
+static int
+write_args(json_t *args, struct replica_write *w, const char **tags,
+    struct dcbor_buf *fb, char *err, size_t errlen)
+{
+	json_t *jf = json_object_get(args, "fields"), *jt, *v;
+	json_int_t lease = json_integer_value(json_object_get(args,
+	    "lease_ms"));
+	size_t i;
+
+	memset(w, 0, sizeof(*w));
+	w->space = json_string_value(json_object_get(args, "space"));
+	w->type = json_string_value(json_object_get(args, "type"));
+	if (json_object_get(args, "lease_ms") == NULL)
+		lease = REPLICA_LEASE_MS;
+	if (lease <= 0) {
+		snprintf(err, errlen, "write: \"lease_ms\" must be > 0");
+		return -1;
+	}
+	w->lease_ms = (uint64_t)lease;
+	jt = json_object_get(args, "tags");
+	if (jt != NULL) {
+		if (json_array_size(jt) > ENTRY_TAGS_MAX) {
+			snprintf(err, errlen, "write: at most %d tags",
+			    ENTRY_TAGS_MAX);
+			return -1;
+		}
+		json_array_foreach(jt, i, v) {
+			if (!json_is_string(v)) {
+				snprintf(err, errlen, "write: tags[%zu] must be "
+				    "a string", i);
+				return -1;
+			}
+			tags[i] = json_string_value(v);
+		}
+		w->tags = tags;
+		w->ntags = json_array_size(jt);
+	}
+	if (jf == NULL)
+		dcbor_put_map(fb, 0);
+	else if (!json_is_object(jf)) {
+		snprintf(err, errlen, "write: \"fields\" must be an object");
+		return -1;
+	} else if (jcbor_from_json(fb, jf, err, errlen) == -1)
+		return -1;
+	w->fields = fb->data;
+	w->fields_len = fb->len;
+	return 0;
+}
+
 static void
 cmd_write(struct ctl_req *req, struct ctl_client *c, json_t *args)
 {
-	char err[256];
-	json_t *res;
+	char err[256], idhex[2 * ENTRY_ID_LEN + 1], stamp[HLC_TEXT_MAX];
+	const char *tags[ENTRY_TAGS_MAX];
+	struct replica_write w;
+	struct dcbor_buf fb;
+	struct hlc_stamp st;
+	uint8_t id[ENTRY_ID_LEN];
+	int rc;
 
 	(void)c;
-	if ((res = replica_write(args, err, sizeof(err))) == NULL) {
+	dcbor_buf_init(&fb);
+	rc = write_args(args, &w, tags, &fb, err, sizeof(err));
+	if (rc == 0)
+		rc = replica_write(&w, id, &st, err, sizeof(err));
+	dcbor_buf_free(&fb);
+	if (rc == -1) {
 		ctl_fail(req, strstr(err, "full") ? CTL_BUSY :
 		    strstr(err, "too_big") ? CTL_TOO_LARGE : CTL_BAD_ARGS,
 		    "%s", err);
 		return;
 	}
-	ctl_ok(req, res);
+	hex_encode(id, ENTRY_ID_LEN, idhex);
+	hlc_format(&st, stamp, sizeof(stamp));
+	ctl_ok(req, json_pack("{s:s, s:s}", "id", idhex, "stamp", stamp));
+}
+
+struct read_arg {
+	json_t	*arr;
+	size_t	 limit;
+};
+
+static bool
+read_one(void *argp, const struct space_rec *r)
+{
+	struct read_arg *a = argp;
+
+	json_array_append_new(a->arr, entry_json(r));
+	return json_array_size(a->arr) < a->limit;
 }
 
 static void
@@ -497,8 +636,17 @@ cmd_read(struct ctl_req *req, struct ctl_client *c, json_t *args)
 	}
 	if ((t = cmd_template(req, args, NULL)) == NULL)
 		return;
-	ctl_ok(req, replica_read(t, cmd_bool(args, "all", false),
-	    (size_t)limit));
+	if (cmd_bool(args, "all", false)) {
+		struct read_arg a = { json_array(), (size_t)limit };
+
+		replica_read_all(t, read_one, &a);
+		ctl_ok(req, json_pack("{s:o}", "entries", a.arr));
+	} else {
+		const struct space_rec *r = replica_read(t);
+
+		ctl_ok(req, json_pack("{s:o}", "entry",
+		    r ? entry_json(r) : json_null()));
+	}
 	template_free(t);
 }
 
@@ -510,7 +658,7 @@ cmd_take_done(void *arg, const struct space_rec *won,
 	char peer[IDENTITY_PEERID_MAX];
 	json_t *res;
 
-	res = json_pack("{s:o, s:i}", "entry", won ? replica_entry_json(won) :
+	res = json_pack("{s:o, s:i}", "entry", won ? entry_json(won) :
 	    json_null(), "attempts", (int)end->attempts);
 	if (end->nsilent > 0) {
 		json_t *silent = json_array();
@@ -633,17 +781,18 @@ notify_one(struct ctl_client *c, void *subp, void *argp)
 		return;
 	pd_count(notify_sent);
 	ctl_event(c, json_pack("{s:s, s:s, s:o}", "event", "notify",
-	    "kind", notify_name(a->ev), "entry", replica_entry_json(a->r)));
+	    "kind", notify_name(a->ev), "entry", entry_json(a->r)));
 }
 
-/* The replica's observer: each event to every subscribed client. */
+/* The replica's observer: each space event to every subscribed client. */
 static void
-notify_event(void *arg, enum space_event ev, const struct space_rec *r)
+notify_event(void *arg, const struct replica_event *e)
 {
-	struct notify_arg na = { ev, r };
+	struct notify_arg na = { e->space, e->rec };
 
 	(void)arg;
-	ctl_foreach_sub(notify_one, &na);
+	if (e->ev == REPLICA_EV_SPACE)
+		ctl_foreach_sub(notify_one, &na);
 }
 
 static void
@@ -684,7 +833,7 @@ cmd_notify(struct ctl_req *req, struct ctl_client *c, json_t *args)
 	sub->mask = mask;
 	sub->expires_ms = lease ? clock_mono_ms() + (uint64_t)lease : 0;
 	ctl_subscribe(c, sub, notify_sub_free);
-	replica_on_event(notify_event, NULL);
+	replica_observe(notify_event, NULL);
 	ctl_ok(req, json_pack("{s:b}", "subscribed", 1));
 }
 
@@ -728,6 +877,38 @@ cmd_fault(struct ctl_req *req, struct ctl_client *c, json_t *args)
 	ctl_ok(req, json_pack("{s:o}", "faults", fault_json()));
 }
 
+struct dump_arg {
+	json_t	*arr;
+	size_t	 limit;
+};
+
+static bool
+dump_one(void *argp, const struct space_rec *r)
+{
+	struct dump_arg *a = argp;
+
+	if (json_array_size(a->arr) >= a->limit)
+		return false;
+	json_array_append_new(a->arr, entry_json(r));
+	return true;
+}
+
+/* Counts and a sample of the store. */
+static json_t *
+dump_space(size_t limit)
+{
+	struct dump_arg a = { json_array(), limit };
+	uint64_t sum = replica_digest_sum(DIGEST_BUCKETS);
+
+	replica_foreach(dump_one, &a);
+	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:o}",
+	    "records", (json_int_t)replica_count(),
+	    "visible", (json_int_t)replica_visible(),
+	    "digest", (json_int_t)sum,
+	    "takes_in_flight", (json_int_t)take_in_flight(),
+	    "takes_won", (json_int_t)take_won_count(), "sample", a.arr);
+}
+
 static void
 cmd_dump(struct ctl_req *req, struct ctl_client *c, json_t *args)
 {
@@ -736,7 +917,7 @@ cmd_dump(struct ctl_req *req, struct ctl_client *c, json_t *args)
 	(void)c;
 	ctl_ok(req, json_pack("{s:s, s:s, s:o, s:o, s:o, s:o, s:I, s:I}",
 	    "name", pd->conf.name, "peer_id", pd->ident.peer_id,
-	    "space", replica_dump_json(limit < 0 ? 0 : (size_t)limit),
+	    "space", dump_space(limit < 0 ? 0 : (size_t)limit),
 	    "members", member_list_json(), "links", link_list_json(),
 	    "faults", fault_json(),
 	    "control_clients", (json_int_t)control_clients(),
@@ -759,12 +940,29 @@ cmd_load(struct ctl_req *req, struct ctl_client *c, json_t *args)
 	ctl_ok(req, res);
 }
 
+static bool
+ids_one(void *arg, const struct space_rec *r)
+{
+	const struct crdt_claim *cl = space_rec_claim(r);
+	char id[2 * ENTRY_ID_LEN + 1];
+
+	hex_encode(space_rec_id(r), ENTRY_ID_LEN, id);
+	json_array_append_new(arg, json_pack("[s, b, b, b]", id,
+	    crdt_state_present(space_rec_state(r)),
+	    space_rec_state(r)->completed,
+	    cl != NULL && crdt_claim_active(cl, hlc_wall_ms())));
+	return true;
+}
+
 static void
 cmd_ids(struct ctl_req *req, struct ctl_client *c, json_t *args)
 {
+	json_t *arr = json_array();
+
 	(void)c;
 	(void)args;
-	ctl_ok(req, replica_ids_json());
+	replica_foreach(ids_one, arr);
+	ctl_ok(req, json_pack("{s:o}", "ids", arr));
 }
 
 static void

@@ -1,7 +1,8 @@
 /*
  * control.c: the control socket's transport (see control.h).  It reads
  * lines, enforces the line cap, parses JSON and hands each request to
- * cmd_dispatch(); answers and events go back as single lines.  A client on
+ * the dispatch function control_new was given (cmd_dispatch); answers
+ * and events go back as single lines.  A client on
  * a socket is read with one recv a readiness (transport_read: no FIONREAD
  * before it), and the lines made for it in one loop turn leave together on
  * the loop's next pass (a zero timer) with one write, not through the
@@ -29,7 +30,6 @@
 #include <event2/listener.h>
 
 #include "clock.h"
-#include "cmd.h"
 #include "jtext.h"
 #include "control.h"
 #include "log.h"
@@ -67,6 +67,7 @@ struct control {
 	struct event		*reaper;
 	struct event		*flush;		/* the next pass: ctl_flush */
 	bool			 flush_armed;
+	control_dispatch_fn	 dispatch;
 	TAILQ_HEAD(, ctl_client) clients;
 };
 
@@ -368,7 +369,7 @@ ctl_line(struct ctl_client *c, const char *line, size_t len)
 	req->start_us = clock_mono_us();
 	req->next = c->pending;
 	c->pending = req;
-	cmd_dispatch(req, c, json_string_value(cmdv), args);
+	ctl_global->dispatch(req, c, json_string_value(cmdv), args);
 	json_decref(msg);
 }
 
@@ -514,9 +515,15 @@ control_attach(struct control *ctl, struct bufferevent *bev)
 	return c;
 }
 
+static uint64_t
+gauge_clients(void)
+{
+	return control_clients();
+}
+
 struct control *
 control_new(struct event_base *base, const char *path, uint32_t max_clients,
-    uint32_t max_line)
+    uint32_t max_line, control_dispatch_fn dispatch)
 {
 	struct control *ctl;
 	struct sockaddr_un sun;
@@ -539,6 +546,7 @@ control_new(struct event_base *base, const char *path, uint32_t max_clients,
 	ctl->path = xstrdup(path);
 	ctl->max_clients = max_clients;
 	ctl->max_line = max_line;
+	ctl->dispatch = dispatch;
 	TAILQ_INIT(&ctl->clients);
 	old = umask(0177);
 	ctl->listener = evconnlistener_new_bind(base, ctl_accept_cb, ctl,
@@ -555,6 +563,7 @@ control_new(struct event_base *base, const char *path, uint32_t max_clients,
 	ctl->reaper = event_new(base, -1, 0, ctl_reap, ctl);
 	ctl->flush = event_new(base, -1, 0, ctl_flush, ctl);
 	ctl_global = ctl;
+	stats_gauge("control_clients", gauge_clients);
 	return ctl;
 }
 

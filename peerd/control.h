@@ -49,9 +49,17 @@ struct ctl_req {
 
 struct control;
 
-/* Listen on path (removing a stale socket). NULL on error, logged. */
+/* A request's handler (cmd.c's cmd_dispatch): answers req, now or later. */
+typedef void	(*control_dispatch_fn)(struct ctl_req *req,
+		    struct ctl_client *c, const char *name, json_t *args);
+
+/*
+ * Listen on path (removing a stale socket); requests go to dispatch.
+ * NULL on error, logged.  Registers the control_clients gauge.
+ */
 struct control	*control_new(struct event_base *base, const char *path,
-		    uint32_t max_clients, uint32_t max_line);
+		    uint32_t max_clients, uint32_t max_line,
+		    control_dispatch_fn dispatch);
 /* Close every client and the socket, and unlink it. */
 void		 control_free(struct control *ctl);
 /*

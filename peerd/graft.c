@@ -11,7 +11,7 @@
 
 #include "clock.h"
 #include "frame.h"
-#include "gossip.h"
+#include "plumtree.h"
 #include "graft.h"
 #include "link.h"
 #include "member.h"
@@ -30,17 +30,17 @@
 struct missing {
 	uint64_t	 rid;
 	uint64_t	 due_ms;
-	struct member	*src[GOSSIP_MISSING_SRC];
+	struct member	*src[PLUMTREE_MISSING_SRC];
 	uint32_t	 nsrc;
 	uint32_t	 waits;		/* put off while behind its input */
 	uint64_t	 first_ms;	/* its first announcement came then */
 	uint64_t	 graft_ms;	/* our last GRAFT for it, 0 none */
-	struct member	*asked[GOSSIP_MISSING_SRC];	/* GRAFTed from */
+	struct member	*asked[PLUMTREE_MISSING_SRC];	/* GRAFTed from */
 	uint32_t	 nasked;
 	bool		 ask;		/* in this turn's GRAFT to asked[last] */
 };
 
-static struct missing	 missing[GOSSIP_MISSING];
+static struct missing	 missing[PLUMTREE_MISSING];
 static size_t		 nmissing;
 static struct wake	*graft_wk;
 static graft_send_fn	 send_ids;
@@ -249,7 +249,7 @@ graft_announced(uint64_t rid, struct member *from, uint64_t wait_ms)
 	if (x == NULL) {
 		uint64_t lag = lag_wait();
 
-		if (nmissing == GOSSIP_MISSING) {
+		if (nmissing == PLUMTREE_MISSING) {
 			pd_count(push_missing_dropped);
 			return;		/* anti-entropy will bring it */
 		}
@@ -262,7 +262,7 @@ graft_announced(uint64_t rid, struct member *from, uint64_t wait_ms)
 	for (uint32_t i = 0; i < x->nsrc; i++)
 		if (x->src[i] == from)
 			return;
-	if (x->nsrc < GOSSIP_MISSING_SRC)
+	if (x->nsrc < PLUMTREE_MISSING_SRC)
 		x->src[x->nsrc++] = from;
 	graft_arm(x->due_ms);
 }
@@ -277,7 +277,7 @@ graft_announced(uint64_t rid, struct member *from, uint64_t wait_ms)
 static void
 graft_send(uint64_t now)
 {
-	static uint64_t ids[GOSSIP_IHAVE_MAX];
+	static uint64_t ids[PLUMTREE_IHAVE_MAX];
 
 	for (size_t i = 0; i < nmissing; ) {
 		struct member *m;
@@ -299,7 +299,7 @@ graft_send(uint64_t now)
 			ids[n++] = x->rid;
 			if (x->first_ms < first_ms)
 				first_ms = x->first_ms;
-			if (n == GOSSIP_IHAVE_MAX)
+			if (n == PLUMTREE_IHAVE_MAX)
 				break;
 		}
 		send_ids(m, FRAME_GRAFT, ids, n);
@@ -372,7 +372,7 @@ graft_cb(void *arg)
 		/* Asked below, with the turn's other ids for m. */
 		x->ask = true;
 		x->graft_ms = now;
-		if (x->nasked < GOSSIP_MISSING_SRC)
+		if (x->nasked < PLUMTREE_MISSING_SRC)
 			x->asked[x->nasked++] = m;
 		else
 			x->asked[x->nasked - 1] = m;

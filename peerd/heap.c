@@ -22,6 +22,8 @@
  *   HEAP_TRIM_MIN free trimmed every period, for nothing (each trim also
  *   shrank the heap's top, which the next allocation grew again).
  */
+#include <string.h>
+
 #include "clock.h"
 #include "heap.h"
 #include "peerd.h"
@@ -56,6 +58,33 @@ heap_trim_pays(struct heap_trim *h, size_t free_bytes)
 		return false;
 	h->low = free_bytes;	/* still counted free once trimmed */
 	return true;
+}
+
+/* heap.in_use and heap.free: mallinfo walks the heap, so only when asked. */
+static uint64_t
+gauge_in_use(void)
+{
+	size_t in_use, free_bytes;
+
+	xmalloc_heap(&in_use, &free_bytes);
+	return in_use;
+}
+
+static uint64_t
+gauge_free(void)
+{
+	size_t in_use, free_bytes;
+
+	xmalloc_heap(&in_use, &free_bytes);
+	return free_bytes;
+}
+
+void
+heap_init(void)
+{
+	memset(&heap, 0, sizeof(heap));
+	stats_gauge("heap.in_use", gauge_in_use);
+	stats_gauge("heap.free", gauge_free);
 }
 
 uint64_t

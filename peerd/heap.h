@@ -30,6 +30,8 @@ bool	 heap_look_due(struct heap_trim *h, uint64_t now_ms,
 	    uint32_t period_ms, uint64_t frames_in);
 /* After a look, free_bytes free inside the heap: would a trim pay? */
 bool	 heap_trim_pays(struct heap_trim *h, size_t free_bytes);
+/* Register the heap's gauges (heap.in_use, heap.free). */
+void	 heap_init(void);
 /*
  * The tick's heap work.  It rides on ticks that run for other work, so it
  * returns UINT64_MAX: never a reason to wake.

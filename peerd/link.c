@@ -954,6 +954,12 @@ link_tick(void)
 	return next;
 }
 
+static uint64_t
+gauge_links(void)
+{
+	return link_count();
+}
+
 int
 link_init(const char *listen, char *addr, size_t len)
 {
@@ -961,6 +967,7 @@ link_init(const char *listen, char *addr, size_t len)
 	socklen_t slen = sizeof(sin);
 	char ip[INET_ADDRSTRLEN];
 
+	stats_gauge("links", gauge_links);
 	if (parse_hostport(listen, &sin) == -1) {
 		log_warnx("listen: bad address \"%s\" (want 127.0.0.1:PORT)",
 		    listen);

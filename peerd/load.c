@@ -31,8 +31,10 @@
 
 #include "chunklog.h"
 #include "clock.h"
+#include "dcbor.h"
 #include "entry.h"
 #include "hex.h"
+#include "jcbor.h"
 #include "load.h"
 #include "log.h"
 #include "peerd.h"
@@ -141,7 +143,11 @@ write_cb(evutil_socket_t fd, short what, void *arg)
 			due = (uint64_t)d;
 	}
 	for (int n = 0; n < WRITE_SLICE && l->written < due; n++) {
-		json_t *args, *res;
+		struct replica_write rw;
+		struct hlc_stamp st;
+		struct dcbor_buf fb;
+		json_t *fields;
+		int rc;
 
 		if (l->op == LOAD_BULK) {
 			if (replica_generate(&l->gen, l->from + l->written,
@@ -159,25 +165,30 @@ write_cb(evutil_socket_t fd, short what, void *arg)
 			continue;
 		}
 
-		args = json_pack("{s:s, s:I, s:{s:I, s:s, s:s}}", "type", l->type,
-		    "lease_ms", (json_int_t)l->lease_ms, "fields",
-		    "seq", (json_int_t)l->written, "load", l->name,
-		    "pad", l->pad);
-		res = replica_write(args, err, sizeof(err));
-		json_decref(args);
-		if (res == NULL) {
+		fields = json_pack("{s:I, s:s, s:s}", "seq",
+		    (json_int_t)l->written, "load", l->name, "pad", l->pad);
+		memset(&rw, 0, sizeof(rw));
+		rw.type = l->type;
+		rw.lease_ms = l->lease_ms;
+		dcbor_buf_init(&fb);
+		rc = jcbor_from_json(&fb, fields, err, sizeof(err));
+		json_decref(fields);
+		if (rc == 0) {
+			rw.fields = fb.data;
+			rw.fields_len = fb.len;
+			rc = replica_write(&rw, id, &st, err, sizeof(err));
+		}
+		dcbor_buf_free(&fb);
+		if (rc == -1) {
 			l->errors++;
 			snprintf(l->last_error, sizeof(l->last_error), "%s", err);
 			load_finish(l, err);
 			return;
 		}
-		hex_decode(json_string_value(json_object_get(res, "id")), id,
-		    sizeof(id));
 		w = chunklog_append(&l->ids);
 		memcpy(w->id, id, sizeof(id));
 		w->mono_us = clock_mono_us();
 		l->written++;
-		json_decref(res);
 	}
 	if (l->written >= l->count) {
 		load_finish(l, "all written");

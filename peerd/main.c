@@ -21,23 +21,29 @@
 #include <event2/event.h>
 
 #include "clock.h"
+#include "cmd.h"
 #include "control.h"
+#include "digest.h"
 #include "fault.h"
 #include "knob.h"
 #include "link.h"
 #include "load.h"
 #include "log.h"
-#include "gossip.h"
 #include "heap.h"
 #include "member.h"
 #include "stats.h"
 #include "peerd.h"
+#include "plumtree.h"
 #include "recon.h"
 #include "replica.h"
 #include "swarm.h"
+#include "swim.h"
+#include "take.h"
 #include "trace.h"
+#include "urgent.h"
 #include "version.h"
 #include "view.h"
+#include "vote.h"
 #include "wake.h"
 #include "xmalloc.h"
 
@@ -315,7 +321,7 @@ tick_cb(void *arg)
 	next = link_tick();
 	due = view_tick();
 	next = due < next ? due : next;
-	due = gossip_tick();
+	due = recon_tick();
 	next = due < next ? due : next;
 	due = heap_tick();
 	next = due < next ? due : next;
@@ -330,6 +336,74 @@ tick_link(struct member *m, bool up)
 	(void)m;
 	(void)up;
 	tick_wake(clock_mono_ms() + pd->conf.tick_ms);
+}
+
+/*
+ * The daemon's wiring, in one place and one order (docs/hacking.md):
+ * every module's _init, and each callback one module gives another, so
+ * that no module calls up into the ones above it.  The order is the order
+ * of the link observers (a link that comes up is told to the broadcast,
+ * then anti-entropy, the swarm, the view and the tick) and of the
+ * replica's (the broadcast, the urgent lane, the take).
+ */
+static void
+peerd_wire(void)
+{
+	trace_init(pd->conf.trace_events);
+	hlc_init(&pd->hlc, pd->ident.node);
+	stats_init();
+	member_init();
+	replica_init();			/* the store */
+	swim_init();			/* PING, PING_REQ, ACK */
+	plumtree_init();		/* RUMOR, IHAVE, GRAFT, PRUNE */
+	recon_init();			/* RECON_*, the periodic repair */
+	digest_init();			/* DIGEST, PULL_RESP */
+	urgent_init(plumtree_send_urgent, take_turn_sent);
+	vote_init(take_answered, urgent_soon);	/* CLAIM_ACK* */
+	take_init(urgent_add);
+	swarm_init();			/* the content swarm's kinds */
+	heap_init();
+	if (link_init(pd->conf.listen, pd->listen_addr,
+	    sizeof(pd->listen_addr)) == -1)
+		fatalx("cannot listen on %s", pd->conf.listen);
+	view_init();			/* JOIN ... GROUP_AD */
+	view_set_drop_cost(plumtree_link_cost);
+	if ((tick_wk = wake_new("tick", tick_cb, NULL)) == NULL)
+		fatalx("no timer for the tick");
+	tick_wake(clock_mono_ms() + pd->conf.tick_ms);
+	link_observe(tick_link);
+	link_tick_wake(tick_wake);
+	if ((pd->control = control_new(pd->base, pd->conf.control,
+	    pd->conf.max_clients, pd->conf.max_line, cmd_dispatch)) == NULL)
+		fatalx("cannot open the control socket %s", pd->conf.control);
+}
+
+/* The wiring undone, at shutdown. */
+static void
+peerd_unwire(void)
+{
+	swarm_free();
+	wake_free(tick_wk);
+	tick_wk = NULL;
+	link_shutdown();
+	/*
+	 * One turn without waiting: a dtls link's bufferevent pair is freed
+	 * with its deferred callbacks still queued, and libevent drops their
+	 * reference only when they run (event_base_free cancels them, and the
+	 * pair leaks).  Every other module is still whole here, so whatever
+	 * else is due runs as in any turn.
+	 */
+	event_base_loop(pd->base, EVLOOP_NONBLOCK);
+	view_free();
+	member_free_all();
+	control_free(pd->control);
+	take_free();
+	vote_free();
+	urgent_free();
+	recon_free();
+	plumtree_free();
+	replica_free();
+	load_free_all();
 }
 
 static void
@@ -386,24 +460,7 @@ main(int argc, char **argv)
 	    (pd->base = event_base_new_with_config(cfg)) == NULL)
 		fatalx("event_base_new failed");
 	event_config_free(cfg);
-	trace_init(pd->conf.trace_events);
-	hlc_init(&pd->hlc, pd->ident.node);
-	stats_init();
-	member_init();
-	replica_init();
-	swarm_init();
-	if (link_init(pd->conf.listen, pd->listen_addr,
-	    sizeof(pd->listen_addr)) == -1)
-		fatalx("cannot listen on %s", pd->conf.listen);
-	view_init();
-	if ((tick_wk = wake_new("tick", tick_cb, NULL)) == NULL)
-		fatalx("no timer for the tick");
-	tick_wake(clock_mono_ms() + pd->conf.tick_ms);
-	link_observe(tick_link);
-	link_tick_wake(tick_wake);
-	if ((pd->control = control_new(pd->base, pd->conf.control,
-	    pd->conf.max_clients, pd->conf.max_line)) == NULL)
-		fatalx("cannot open the control socket %s", pd->conf.control);
+	peerd_wire();
 
 	ev_sigterm = evsignal_new(pd->base, SIGTERM, sig_cb, NULL);
 	ev_sigint = evsignal_new(pd->base, SIGINT, sig_cb, NULL);
@@ -444,23 +501,7 @@ main(int argc, char **argv)
 		wake_serve();
 
 	peerd_write_trace();
-	swarm_free();
-	wake_free(tick_wk);
-	tick_wk = NULL;
-	link_shutdown();
-	/*
-	 * One turn without waiting: a dtls link's bufferevent pair is freed
-	 * with its deferred callbacks still queued, and libevent drops their
-	 * reference only when they run (event_base_free cancels them, and the
-	 * pair leaks).  Every other module is still whole here, so whatever
-	 * else is due runs as in any turn.
-	 */
-	event_base_loop(pd->base, EVLOOP_NONBLOCK);
-	view_free();
-	member_free_all();
-	control_free(pd->control);
-	replica_free();
-	load_free_all();
+	peerd_unwire();
 	event_free(ev_sigterm);
 	event_free(ev_sigint);
 	event_free(ev_sigusr1);

@@ -59,8 +59,8 @@ struct member {
 	bool			 view_joined;	/* sent its JOIN on this link */
 	uint64_t		 view_shuffle_ms; /* its SHUFFLE last answered */
 	uint64_t		 view_up_ms;	/* its link came up then */
-	/* broadcast (gossip.c, Plumtree) */
-	uint64_t		 pt_lazy;	/* origins (gossip.c slots) we push it ids for */
+	/* broadcast (plumtree.c) */
+	uint64_t		 pt_lazy;	/* origins (plumtree.c slots) we push it ids for */
 	uint64_t		 pt_pruned;	/* origins for which we pruned it */
 	uint64_t		 pt_prune_ms;	/* our last PRUNE to it */
 	struct dcbor_buf	 pt_out;	/* rumors queued for it */

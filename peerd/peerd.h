@@ -7,8 +7,10 @@
  * control.c (the JSON control socket), cmd.c (the one command table),
  * link.c (links and their state machine) over transport.c (TCP or TLS),
  * member.c (the member table), view.c (membership: the partial views),
- * gossip.c (Plumtree broadcast and anti-entropy), replica.c (the replicated space),
- * fault.c (injected faults), trace.c (the ring of recent events).
+ * swim.c (the failure detector), replica.c (the replicated space, the
+ * store), plumtree.c (broadcast), recon.c and digest.c (anti-entropy),
+ * take.c and vote.c (the lease race), fault.c (injected faults), trace.c
+ * (the ring of recent events).  main.c wires them (docs/hacking.md).
  */
 #ifndef PEERD_H
 #define PEERD_H
@@ -56,7 +58,7 @@ struct peerd_conf {
 	uint32_t	 ping_timeout_ms;
 	uint32_t	 hops;		/* a rumor's hop budget */
 
-	/* membership (view.c) and broadcast (gossip.c) */
+	/* membership (view.c) and broadcast (plumtree.c) */
 	uint32_t	 active;	/* active view: links kept */
 	uint32_t	 passive;	/* passive view: addresses kept */
 	uint32_t	 shuffle_ms;

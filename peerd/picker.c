@@ -2,8 +2,9 @@
  * picker.c: the content swarm's piece scheduler (docs/protocol.md "The
  * fetch algorithm", "The source policy"): which missing piece to ask for
  * next, rarest first or at random, from which source, within each
- * source's slots; the endgame's second requests.  Its one output is
- * swarm_want (swarm.c sends the BLOCK_WANT).
+ * source's slots; the endgame's second requests.  Its one output is the
+ * want function picker_init was given (swarm.c's swarm_want sends the
+ * BLOCK_WANT).
  */
 #include <stdlib.h>
 
@@ -15,14 +16,15 @@
 #include "pstore.h"
 #include "picker.h"
 #include "source.h"
-#include "swarm.h"
 #include "xmalloc.h"
 
 static uint64_t		 rng_state;
+static picker_want_fn	 want_fn;
 
 void
-picker_init(void)
+picker_init(picker_want_fn want)
 {
+	want_fn = want;
 	RAND_bytes((unsigned char *)&rng_state, sizeof(rng_state));
 }
 
@@ -178,7 +180,7 @@ picker_pump(struct content *c)
 	for (uint32_t k = 0; k < n && slots > 0; k++) {
 		struct source *s = pick(c, c->order[k], now, false);
 
-		if (s != NULL && swarm_want(c, s, c->order[k], now))
+		if (s != NULL && want_fn(c, s, c->order[k], now))
 			slots--;
 	}
 	if (unasked > 0 || slots == 0)
@@ -195,7 +197,7 @@ picker_pump(struct content *c)
 		if (pstore_has(c->ps, j) || c->pin[j] != 1)
 			continue;
 		if ((s = pick(c, j, now, true)) != NULL &&
-		    swarm_want(c, s, j, now))
+		    want_fn(c, s, j, now))
 			slots--;
 	}
 }

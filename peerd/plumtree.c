@@ -6,9 +6,10 @@
  * a RUMOR frame going that way); a missing id GRAFTs, a duplicate PRUNEs,
  * a lost way in GRAFTs at once (when and to whom a missing id is GRAFTed
  * is graft.c's).  Rumors for one link within --batch-ms
- * leave in one frame.  gossip.c dispatches the
- * frames here and owns anti-entropy; the records are the replica's; the
- * seen ids and the rumors kept for GRAFTs are rumorset.c's.
+ * leave in one frame.  It registers its four kinds with link.c and
+ * observes the replica for the records this peer writes; the records are
+ * the replica's (a rumor's are applied there); the seen ids and the
+ * rumors kept for GRAFTs are rumorset.c's; anti-entropy is recon.c's.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -18,23 +19,25 @@
 #include "clock.h"
 #include "dcbor.h"
 #include "frame.h"
-#include "gossip.h"
+#include "digest.h"
 #include "graft.h"
 #include "link.h"
 #include "log.h"
 #include "member.h"
 #include "peerd.h"
 #include "plumtree.h"
+#include "replica.h"
 #include "rumor.h"
 #include "rumorset.h"
+#include "space.h"
 #include "stats.h"
 #include "trace.h"
-#include "view.h"
 #include "wake.h"
 #include "xmalloc.h"
 
 static struct wake	*eager_wk, *lazy_wk;
 static struct dcbor_buf	 batch;		/* queued records, concatenated */
+static struct dcbor_buf	 recbuf;	/* one record of ours, encoded */
 static size_t		 batch_n;
 static struct event	*flush_ev;
 
@@ -46,7 +49,7 @@ static struct event	*flush_ev;
  * One broadcast tree per origin (the peer that started a rumor), as the
  * Plumtree implementations of Riak and Partisan keep eager and lazy sets
  * per root: a PRUNE for one writer's tree then never cuts another's.  The
- * origins seen lately get a slot each (GOSSIP_ORIGINS, least recently
+ * origins seen lately get a slot each (PLUMTREE_ORIGINS, least recently
  * used replaced); a member's pt_lazy and pt_pruned are bit masks over the
  * slots.  A slot given to a new origin starts eager everywhere.
  */
@@ -57,7 +60,7 @@ static struct origin {
 	struct member	*first;		/* sent us its latest rumor first */
 	struct member	*prev;		/* the one before (members stay) */
 	uint64_t	 last_rid;	/* its latest rumor we hold */
-} origins[GOSSIP_ORIGINS];
+} origins[PLUMTREE_ORIGINS];
 
 /*
  * An origin is in use while its rumors came within twice what a cut of its
@@ -79,7 +82,7 @@ self_origin(void)
 static int
 origin_find(uint64_t origin)
 {
-	for (unsigned k = 0; k < GOSSIP_ORIGINS; k++)
+	for (unsigned k = 0; k < PLUMTREE_ORIGINS; k++)
 		if (origins[k].live && origins[k].origin == origin)
 			return (int)k;
 	return -1;
@@ -92,7 +95,7 @@ origin_slot(uint64_t origin)
 	uint64_t now = clock_mono_ms();
 	unsigned k, old = 0;
 
-	for (k = 0; k < GOSSIP_ORIGINS; k++) {
+	for (k = 0; k < PLUMTREE_ORIGINS; k++) {
 		if (origins[k].live && origins[k].origin == origin) {
 			origins[k].used_ms = now;
 			return k;
@@ -239,7 +242,7 @@ pt_eager(struct member *m, const uint8_t *map, size_t len)
 
 	/* Room is kept for the ihave map that may end the batch. */
 	if (m->pt_out.len + len > pd->conf.max_frame / 2 ||
-	    m->pt_nout == GOSSIP_RUMORS_MAX - 1)
+	    m->pt_nout == PLUMTREE_RUMORS_MAX - 1)
 		pt_flush_member(m);
 	dcbor_put_raw(&m->pt_out, map, len);
 	if (m->pt_nout++ > 0)
@@ -325,8 +328,8 @@ static void
 pt_ihave(struct member *m, uint64_t rid)
 {
 	if (m->pt_ihave == NULL)
-		m->pt_ihave = xcalloc(GOSSIP_IHAVE_MAX, sizeof(uint64_t));
-	if (m->pt_nihave == GOSSIP_IHAVE_MAX)
+		m->pt_ihave = xcalloc(PLUMTREE_IHAVE_MAX, sizeof(uint64_t));
+	if (m->pt_nihave == PLUMTREE_IHAVE_MAX)
 		pt_lazy_flush(m);
 	if (m->pt_nihave++ == 0) {
 		m->pt_ihave_due_ms = clock_mono_ms() + pd->conf.lazy_ms;
@@ -417,15 +420,15 @@ plumtree_prune_put(struct dcbor_buf *b, const uint64_t *origin, size_t n)
 static void
 send_prune(struct member *m, uint64_t mask)
 {
-	uint64_t named[GOSSIP_ORIGINS];
+	uint64_t named[PLUMTREE_ORIGINS];
 	struct dcbor_buf b;
 	unsigned n = 0;
 
-	for (unsigned k = 0; k < GOSSIP_ORIGINS; k++)
+	for (unsigned k = 0; k < PLUMTREE_ORIGINS; k++)
 		n += (mask >> k) & 1;
 	if (n == 0)
 		return;
-	for (unsigned k = 0, i = 0; k < GOSSIP_ORIGINS; k++)
+	for (unsigned k = 0, i = 0; k < PLUMTREE_ORIGINS; k++)
 		if ((mask >> k) & 1)
 			named[i++] = origins[k].origin;
 	dcbor_buf_init(&b);
@@ -509,7 +512,7 @@ rumor_start(const uint8_t *recs, size_t len, size_t n, bool urgent)
 	dcbor_buf_init(&items);
 	dcbor_put_array(&items, n);
 	dcbor_put_raw(&items, recs, len);
-	rid = gossip_rid(items.data, items.len);
+	rid = rumor_rid(items.data, items.len);
 	rumorset_mark(rid);
 	rumorset_keep(rid, hops, origin, items.data, items.len);
 	pt_broadcast(rid, hops, origin, items.data, items.len, NULL, NULL, 0,
@@ -573,7 +576,7 @@ recv_one_rumor(struct member *from, struct dcbor_rd *rd, uint64_t *dup)
 	const uint8_t *items;
 	size_t items_len;
 	struct dcbor_rd ird;
-	struct member *has[GOSSIP_MISSING_SRC];
+	struct member *has[PLUMTREE_MISSING_SRC];
 	size_t nhas = 0;
 
 	if (rumor_map_get(rd, &rm) == -1)
@@ -589,7 +592,7 @@ recv_one_rumor(struct member *from, struct dcbor_rd *rd, uint64_t *dup)
 	 * someone else's future rumor as seen, or slip past the duplicate
 	 * check.  Refused before the seen set is touched.
 	 */
-	if (rid != gossip_rid(items, items_len)) {
+	if (rid != rumor_rid(items, items_len)) {
 		pd_count(rumors_bad_rid);
 		trace_add("gossip", "rumor from %s with a wrong rid", from->name);
 		return 0;
@@ -611,12 +614,12 @@ recv_one_rumor(struct member *from, struct dcbor_rd *rd, uint64_t *dup)
 	/* A copy that crossed our PRUNE in flight does not count. */
 	if (clock_mono_ms() - from->pt_prune_ms >= pd->conf.graft_ms)
 		from->pt_pruned &= ~(1ull << k);
-	nhas = graft_arrived(rid, from, has, GOSSIP_MISSING_SRC);
+	nhas = graft_arrived(rid, from, has, PLUMTREE_MISSING_SRC);
 	dcbor_rd_init(&ird, items, items_len);
-	if (gossip_apply_items(from, &ird) == -1)
+	if (replica_apply_items(from, &ird) == -1)
 		return -1;
-	if (hops > GOSSIP_HOPS_MAX)
-		hops = GOSSIP_HOPS_MAX;
+	if (hops > PLUMTREE_HOPS_MAX)
+		hops = PLUMTREE_HOPS_MAX;
 	if (hops > 1) {
 		rumorset_keep(rid, hops - 1, origin, items, items_len);
 		pt_broadcast(rid, hops - 1, origin, items, items_len, from,
@@ -625,7 +628,7 @@ recv_one_rumor(struct member *from, struct dcbor_rd *rd, uint64_t *dup)
 	return 0;
 }
 
-/* One {"ids": [...]} map from rd (at most GOSSIP_IHAVE_MAX, none 0). */
+/* One {"ids": [...]} map from rd (at most PLUMTREE_IHAVE_MAX, none 0). */
 static int
 ids_get(struct dcbor_rd *rd, uint64_t *ids, size_t *n)
 {
@@ -633,7 +636,7 @@ ids_get(struct dcbor_rd *rd, uint64_t *ids, size_t *n)
 
 	if (dcbor_get_map(rd, &k) == -1 || k != 1 ||
 	    dcbor_get_key(rd, "ids") == -1 ||
-	    dcbor_get_array(rd, &cnt) == -1 || cnt > GOSSIP_IHAVE_MAX)
+	    dcbor_get_array(rd, &cnt) == -1 || cnt > PLUMTREE_IHAVE_MAX)
 		return -1;
 	for (uint64_t i = 0; i < cnt; i++)
 		if (dcbor_get_uint(rd, &ids[i]) == -1 || ids[i] == 0)
@@ -684,7 +687,7 @@ ids_announced(struct member *from, const uint64_t *ids, size_t n,
 static int
 recv_rumor(struct member *from, const uint8_t *body, size_t len)
 {
-	static uint64_t ids[GOSSIP_IHAVE_MAX];
+	static uint64_t ids[PLUMTREE_IHAVE_MAX];
 	struct dcbor_rd rd;
 	struct dcbor_item it;
 	uint64_t n = 1;
@@ -699,7 +702,7 @@ recv_rumor(struct member *from, const uint8_t *body, size_t len)
 			return -1;
 		if (it.type == DCBOR_ARRAY) {
 			if (dcbor_get_array(&rd, &n) == -1 || n == 0 ||
-			    n > GOSSIP_RUMORS_MAX)
+			    n > PLUMTREE_RUMORS_MAX)
 				return -1;
 		}
 	}
@@ -716,7 +719,7 @@ recv_rumor(struct member *from, const uint8_t *body, size_t len)
 	}
 	if (dcbor_left(&rd) != 0)
 		return -1;
-	for (unsigned k = 0; dup != 0 && k < GOSSIP_ORIGINS; k++)
+	for (unsigned k = 0; dup != 0 && k < PLUMTREE_ORIGINS; k++)
 		if (((dup >> k) & 1) && prune_wanted(from, k))
 			prune |= 1ull << k;
 	send_prune(from, prune);
@@ -727,7 +730,7 @@ recv_rumor(struct member *from, const uint8_t *body, size_t len)
 static int
 recv_ihave(struct member *from, const uint8_t *body, size_t len)
 {
-	static uint64_t ids[GOSSIP_IHAVE_MAX];
+	static uint64_t ids[PLUMTREE_IHAVE_MAX];
 	size_t n;
 
 	if (get_ids(body, len, ids, &n) == -1)
@@ -740,7 +743,7 @@ recv_ihave(struct member *from, const uint8_t *body, size_t len)
 static int
 recv_graft(struct member *from, const uint8_t *body, size_t len)
 {
-	static uint64_t ids[GOSSIP_IHAVE_MAX];
+	static uint64_t ids[PLUMTREE_IHAVE_MAX];
 	struct dcbor_buf map;
 	bool lost = false;
 	size_t n;
@@ -764,7 +767,7 @@ recv_graft(struct member *from, const uint8_t *body, size_t len)
 	dcbor_buf_free(&map);
 	if (lost) {
 		from->pt_lazy = 0;	/* whose tree is unknown: all eager */
-		gossip_digest(from);	/* too old for the cache */
+		digest_send(from);	/* too old for the cache */
 	}
 	return 0;
 }
@@ -779,7 +782,7 @@ recv_prune(struct member *from, const uint8_t *body, size_t len)
 	dcbor_rd_init(&rd, body, len);
 	if (dcbor_get_map(&rd, &k) == -1 || k != 1 ||
 	    dcbor_get_key(&rd, "origins") == -1 ||
-	    dcbor_get_array(&rd, &n) == -1 || n == 0 || n > GOSSIP_ORIGINS)
+	    dcbor_get_array(&rd, &n) == -1 || n == 0 || n > PLUMTREE_ORIGINS)
 		return -1;
 	for (uint64_t i = 0; i < n; i++) {
 		int slot;
@@ -808,13 +811,13 @@ recv_prune(struct member *from, const uint8_t *body, size_t len)
 static void
 pt_link_lost(struct member *m)
 {
-	uint64_t ids[GOSSIP_ORIGINS], mask = 0;
+	uint64_t ids[PLUMTREE_ORIGINS], mask = 0;
 	struct member *to = NULL;
 	size_t n = 0;
 
 	if (member_pick_up(&to, 1, m) != 1 || to == m)
 		return;
-	for (unsigned k = 0; k < GOSSIP_ORIGINS; k++) {
+	for (unsigned k = 0; k < PLUMTREE_ORIGINS; k++) {
 		uint64_t bit = 1ull << k;
 		bool other = false;
 
@@ -847,7 +850,7 @@ plumtree_tree_degree(void)
 {
 	size_t n = 0, links = 0, norigins = 0;
 
-	for (unsigned k = 0; k < GOSSIP_ORIGINS; k++) {
+	for (unsigned k = 0; k < PLUMTREE_ORIGINS; k++) {
 		if (!origins[k].live)
 			continue;
 		norigins++;
@@ -866,7 +869,7 @@ plumtree_link_cost(const struct member *m)
 	uint64_t now = clock_mono_ms(), busy = PT_BUSY_MS();
 	unsigned n = 0;
 
-	for (unsigned k = 0; k < GOSSIP_ORIGINS; k++) {
+	for (unsigned k = 0; k < PLUMTREE_ORIGINS; k++) {
 		uint64_t bit = 1ull << k;
 
 		if (origins[k].live && origins[k].last_rid != 0 &&
@@ -877,8 +880,8 @@ plumtree_link_cost(const struct member *m)
 }
 
 /* A link to m came up (a new edge starts eager) or went down. */
-void
-plumtree_link(struct member *m, bool up)
+static void
+pt_link(struct member *m, bool up)
 {
 	if (up) {
 		m->pt_lazy = m->pt_pruned = 0;
@@ -917,6 +920,30 @@ plumtree_recv(struct member *from, uint32_t kind, const uint8_t *body,
 	}
 }
 
+/* The link-layer handler for RUMOR, IHAVE, GRAFT and PRUNE. */
+static int
+pt_frame(struct member *from, const struct frame *f, const char **why)
+{
+	if (plumtree_recv(from, f->kind, f->body, f->body_len) == -1) {
+		pd_count(bad_body);
+		*why = "malformed frame body";
+		return -1;
+	}
+	return 0;
+}
+
+/* A record this peer wrote goes in the turn's bulk rumor. */
+static void
+pt_observe(void *arg, const struct replica_event *e)
+{
+	(void)arg;
+	if (e->ev != REPLICA_EV_LOCAL || e->urgent)
+		return;
+	dcbor_buf_reset(&recbuf);
+	space_rec_encode(&recbuf, e->rec);
+	plumtree_queue(recbuf.data, recbuf.len);
+}
+
 void
 plumtree_init(void)
 {
@@ -928,14 +955,22 @@ plumtree_init(void)
 	eager_wk = wake_new("eager", pt_eager_cb, NULL);
 	lazy_wk = wake_new("ihave", pt_lazy_cb, NULL);
 	memset(origins, 0, sizeof(origins));
+	dcbor_buf_init(&recbuf);
 	graft_init(send_ids);
-	view_set_drop_cost(plumtree_link_cost);
+	link_register(FRAME_RUMOR, pt_frame);
+	link_register(FRAME_IHAVE, pt_frame);
+	link_register(FRAME_GRAFT, pt_frame);
+	link_register(FRAME_PRUNE, pt_frame);
+	link_observe(pt_link);
+	replica_observe(pt_observe, NULL);
+	stats_gauge_real("push.tree_degree", plumtree_tree_degree);
 }
 
 void
 plumtree_free(void)
 {
 	dcbor_buf_free(&batch);
+	dcbor_buf_free(&recbuf);
 	if (flush_ev != NULL)
 		event_free(flush_ev);
 	wake_free(eager_wk);

@@ -60,7 +60,7 @@
 #include "dcbor.h"
 #include "entry.h"
 #include "frame.h"
-#include "gossip.h"
+#include "digest.h"
 #include "hlc.h"
 #include "inbox.h"
 #include "link.h"
@@ -114,7 +114,7 @@ struct sess {
 	uint64_t		 sid;
 	enum recon_method	 method;
 	bool			 initiator;
-	bool			 periodic;	/* gossip's repair, not link up */
+	bool			 periodic;	/* the periodic repair, not link up */
 	bool			 probe;		/* not a command: open small */
 	bool			 asked;		/* our END 1 wanted records */
 	uint64_t		 cut;		/* horizon, wall ms; 0: none */
@@ -137,6 +137,7 @@ static TAILQ_HEAD(, sess) sessions = TAILQ_HEAD_INITIALIZER(sessions);
 static size_t nsessions;
 static uint64_t last_diff;	/* records the last periodic repair moved */
 static unsigned quiet;		/* periodic repairs in a row that found none */
+static uint64_t last_ae_ms;	/* the last periodic repair's start */
 
 
 int
@@ -246,8 +247,9 @@ sess_new(struct member *m, uint64_t sid, enum recon_method method,
 }
 
 /*
- * What a periodic repair found, for the next one's opening and for
- * gossip's period (recon_quiet): equal sets lengthen the quiet streak;
+ * What a periodic repair found, for the next one's opening and for the
+ * repair period (recon_repair_period_ms): equal sets lengthen the quiet
+ * streak;
  * a difference, or a failure other than a busy answer, ends it.
  */
 static void
@@ -265,12 +267,6 @@ repair_outcome(const struct sess *s, const char *error)
 		pd_count(recon_repairs_failed);
 		quiet = 0;
 	}
-}
-
-unsigned
-recon_quiet(void)
-{
-	return quiet;
 }
 
 /* End s: report to its caller (if any) and free it. */
@@ -584,7 +580,7 @@ start_proto(struct sess *s)
 
 	if (s->method == RECON_DIGEST) {
 		s->state = S_DIGEST;
-		gossip_digest(s->m);
+		digest_send(s->m);
 		sess_arm(s, DIGEST_POLL_MS);
 		return;
 	}
@@ -1111,11 +1107,26 @@ recon_recv(struct member *from, uint32_t kind, const uint8_t *body,
 	return 0;
 }
 
-void
-recon_link_down(struct member *m)
+/* ---- the periodic repair, and a link's catch-up ------------------------ */
+
+/* Anti-entropy with m by --reconcile; the digest unless a session takes it. */
+static void
+ae_start(struct member *m, bool link_up)
+{
+	if (recon_start(m, link_up) == -1)
+		digest_send(m);
+}
+
+/* A link came up: catch up at once; went down: its sessions end. */
+static void
+recon_link(struct member *m, bool up)
 {
 	struct sess *s, *next;
 
+	if (up) {
+		ae_start(m, true);
+		return;
+	}
 	for (s = TAILQ_FIRST(&sessions); s != NULL; s = next) {
 		next = TAILQ_NEXT(s, entry);
 		if (s->m == m)
@@ -1123,15 +1134,66 @@ recon_link_down(struct member *m)
 	}
 }
 
+/* The link-layer handler for the RECON_* kinds. */
+static int
+recon_frame(struct member *from, const struct frame *f, const char **why)
+{
+	if (recon_recv(from, f->kind, f->body, f->body_len) == -1) {
+		pd_count(bad_body);
+		*why = "malformed frame body";
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * The repair period: --gossip-ms, doubled for every periodic repair in a
+ * row that found the replicas equal (quiet), up to --repair-max-ms; one
+ * that moves a record or fails brings it back at once.
+ */
+uint64_t
+recon_repair_period_ms(void)
+{
+	uint64_t ms = pd->conf.gossip_ms;
+
+	for (unsigned i = 0; i < quiet && ms < pd->conf.repair_max_ms; i++)
+		ms *= 2;
+	if (ms > pd->conf.repair_max_ms)
+		ms = pd->conf.repair_max_ms > pd->conf.gossip_ms ?
+		    pd->conf.repair_max_ms : pd->conf.gossip_ms;
+	return ms;
+}
+
+uint64_t
+recon_tick(void)
+{
+	uint64_t now = clock_mono_ms();
+	struct member *m;
+
+	if (now - last_ae_ms < recon_repair_period_ms())
+		return last_ae_ms + recon_repair_period_ms();
+	last_ae_ms = now;
+	if (member_pick_up(&m, 1, NULL) == 1)
+		ae_start(m, false);
+	return last_ae_ms + recon_repair_period_ms();
+}
+
 void
 recon_init(void)
 {
 	static const struct inbox_ops ops = { recon_dispatch, inbox_session,
 	    inbox_applied };
+	static const uint32_t kinds[] = { FRAME_RECON_NEG, FRAME_RECON_SYMS,
+	    FRAME_RECON_ACK, FRAME_RECON_RECS, FRAME_RECON_END };
 
 	TAILQ_INIT(&sessions);
 	nsessions = 0;
+	last_ae_ms = clock_mono_ms();
 	inbox_init(&ops);
+	stats_gauge("recon.repair_period_ms", recon_repair_period_ms);
+	link_observe(recon_link);
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		link_register(kinds[i], recon_frame);
 }
 
 void

@@ -2,8 +2,10 @@
  * recon.h: set reconciliation for anti-entropy (docs/protocol.md section
  * 6.2): every anti-entropy path (the periodic repair, a newcomer's
  * catch-up when its link comes up, a restarted peer) reconciles by the
- * method of --reconcile: the 64-bucket digest of gossip.c, negentropy
- * (common/neg.c) or RIBLT (common/riblt.c).
+ * method of --reconcile: the 64-bucket digest (digest.c), negentropy
+ * (common/neg.c) or RIBLT (common/riblt.c).  It registers the RECON_*
+ * kinds and a link observer (a link that comes up catches up at once; one
+ * that goes down ends its sessions) and runs the periodic repair.
  *
  * An item is a record's state hash (space_rec_hash: XXH3-64 of its id,
  * dot sets, lease, completion and claim), so a changed state reconciles,
@@ -48,6 +50,7 @@ typedef void	(*recon_done_cb)(void *arg, const struct recon_result *r);
 int		 recon_method_parse(const char *name, enum recon_method *m);
 const char	*recon_method_name(enum recon_method m);
 
+/* Reset; register the RECON_* kinds and the link observer. */
 void		 recon_init(void);
 void		 recon_free(void);
 /*
@@ -64,13 +67,17 @@ void		 recon_run(struct member *m, enum recon_method method,
 int		 recon_recv(struct member *from, uint32_t kind,
 		    const uint8_t *body, size_t len);
 /*
- * Periodic repairs in a row that found the replicas equal (0 after one
- * that moved a record or failed; always 0 with the digest): gossip.c
- * lengthens its repair period by it.
+ * The repair period now: --gossip-ms, doubled for every periodic repair
+ * in a row that found the replicas equal, up to --repair-max-ms (always
+ * --gossip-ms with the digest).
  */
-unsigned	 recon_quiet(void);
-/* The link to m went down: its sessions end. */
-void		 recon_link_down(struct member *m);
+uint64_t	 recon_repair_period_ms(void);
+/*
+ * Called by main.c's tick: a periodic repair with a random linked member
+ * when the period has passed; returns when the next one is due
+ * (monotonic ms).
+ */
+uint64_t	 recon_tick(void);
 
 /*
  * The bodies, appended to b (docs/protocol.md 8; cut 0: none): a

@@ -1,15 +1,16 @@
 /*
- * replica.c: the replicated space of this peer (see replica.h).
+ * replica.c: the replicated space of this peer, the store (see replica.h).
  *
- * It verifies and merges remote records, writes, reads and completes; the
- * take (the lease race, the trust rule, quorum promises and CLAIM_ACKs) is
- * take.c's, which this file tells of every verified remote claim it merges.
+ * It verifies and merges remote records, writes, reads and completes, and
+ * tells its observers what changed: the take (the lease race, the trust
+ * rule, quorum promises and CLAIM_ACKs) hears of every verified remote
+ * claim merged, the broadcast of every record this peer changed.  It calls
+ * no protocol: they call it.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <event2/event.h>
 #include <openssl/evp.h>
 #include <openssl/sha.h>
 
@@ -17,10 +18,6 @@
 #include "crdt.h"
 #include "dcbor.h"
 #include "entry.h"
-#include "hex.h"
-#include "jcbor.h"
-#include "link.h"
-#include "frame.h"
 #include "log.h"
 #include "member.h"
 #include "stats.h"
@@ -28,29 +25,58 @@
 #include "replica.h"
 #include "sha256.h"
 #include "space.h"
-#include "take.h"
 #include "template.h"
 #include "trace.h"
 #include "xmalloc.h"
 
-#define DEFAULT_SPACE	"default"
-#define DEFAULT_LEASE_MS (3600u * 1000u)
-
+#define REPLICA_OBSERVERS	8
 
 static struct space		*sp;
-static struct dcbor_buf		 recbuf;
 static size_t			 put_rot;	/* replica_put_records */
-static replica_event_cb		 observer;
-static void			*observer_arg;
+static struct {
+	replica_observer_fn	 fn;
+	void			*arg;
+}				 observers[REPLICA_OBSERVERS];
+static size_t			 nobservers;
 
 
-static uint64_t
-now_ms(void)
+/* ---- events: latency, and the observers ------------------------------ */
+
+static void
+replica_tell(const struct replica_event *e)
 {
-	return hlc_wall_ms();
+	for (size_t i = 0; i < nobservers; i++)
+		observers[i].fn(observers[i].arg, e);
 }
 
-/* ---- events: latency, and the observer ------------------------------- */
+void
+replica_observe(replica_observer_fn fn, void *arg)
+{
+	for (size_t i = 0; i < nobservers; i++)
+		if (observers[i].fn == fn)
+			return;
+	if (nobservers == REPLICA_OBSERVERS)
+		fatalx("replica_observe: more than %d observers",
+		    REPLICA_OBSERVERS);
+	observers[nobservers].fn = fn;
+	observers[nobservers++].arg = arg;
+}
+
+struct space *
+replica_space(void)
+{
+	return sp;
+}
+
+/* This peer changed id's record: the observers spread it. */
+static void
+replica_changed(const uint8_t id[ENTRY_ID_LEN], bool urgent)
+{
+	struct replica_event e = { .ev = REPLICA_EV_LOCAL, .urgent = urgent };
+
+	if ((e.rec = space_get(sp, id)) != NULL)
+		replica_tell(&e);
+}
 
 static void
 replica_event(void *arg, enum space_event ev, const struct space_rec *r)
@@ -69,156 +95,12 @@ replica_event(void *arg, enum space_event ev, const struct space_rec *r)
 	}
 	if (ev == SPACE_EV_EXPIRED)
 		pd_count(entries_expired);
-	if (observer != NULL)
-		observer(observer_arg, ev, r);
-}
+	if (nobservers > 0) {
+		struct replica_event re = { .ev = REPLICA_EV_SPACE, .rec = r,
+		    .space = ev };
 
-void
-replica_on_event(replica_event_cb cb, void *arg)
-{
-	observer = cb;
-	observer_arg = arg;
-}
-
-/* ---- JSON forms -------------------------------------------------------- */
-
-json_t *
-replica_entry_json(const void *recp)
-{
-	const struct space_rec *r = recp;
-	const struct entry *e = space_rec_entry(r);
-	const struct crdt_claim *c = space_rec_claim(r);
-	uint8_t issuer_id[IDENTITY_ID_LEN];
-	char id[2 * ENTRY_ID_LEN + 1], issuer[IDENTITY_PEERID_MAX];
-	char stamp[HLC_TEXT_MAX];
-	struct dcbor_rd rd;
-	json_t *fields, *j, *tags;
-
-	if (e == NULL) {	/* completed and compacted: only its CRDT left */
-		hex_encode(space_rec_id(r), ENTRY_ID_LEN, id);
-		return json_pack("{s:s, s:b, s:b}", "id", id, "completed",
-		    space_rec_state(r)->completed, "compact", 1);
+		replica_tell(&re);
 	}
-	hex_encode(e->id, ENTRY_ID_LEN, id);
-	identity_id_of(e->issuer, issuer_id);
-	identity_peer_id_of(issuer_id, issuer);
-	hlc_format(&e->stamp, stamp, sizeof(stamp));
-	dcbor_rd_init(&rd, e->fields, e->fields_len);
-	if ((fields = jcbor_to_json(&rd)) == NULL)
-		fields = json_null();
-	j = json_pack("{s:s, s:s, s:s, s:o, s:s, s:s, s:I, s:I}",
-	    "id", id, "space", e->space, "type", e->type, "fields", fields,
-	    "issuer", issuer, "stamp", stamp,
-	    "lease_ms", (json_int_t)e->lease_ms,
-	    "mono_us", (json_int_t)e->mono_us);
-	if (e->ntags > 0) {
-		tags = json_array();
-		for (size_t i = 0; i < e->ntags; i++) {
-			const char *s;
-			size_t n;
-
-			if (entry_tag(e, i, &s, &n) == 0)
-				json_array_append_new(tags,
-				    json_stringn(s, n));
-		}
-		json_object_set_new(j, "tags", tags);
-	}
-	if (c != NULL && c->epoch != 0) {
-		char holder[IDENTITY_PEERID_MAX];
-
-		identity_peer_id_of(c->holder, holder);
-		json_object_set_new(j, "claim", json_pack("{s:I, s:s, s:I}",
-		    "epoch", (json_int_t)c->epoch, "holder", holder,
-		    "expiry_ms", (json_int_t)c->expiry_ms));
-	}
-	json_object_set_new(j, "completed",
-	    json_boolean(space_rec_state(r)->completed));
-	return j;
-}
-
-/* ---- spreading --------------------------------------------------------- */
-
-static void
-spread(const uint8_t id[ENTRY_ID_LEN])
-{
-	struct space_rec *r = space_get(sp, id);
-
-	if (r == NULL)
-		return;
-	dcbor_buf_reset(&recbuf);
-	space_rec_encode(&recbuf, r);
-	gossip_queue(recbuf.data, recbuf.len);
-}
-
-/*
- * The urgent lane's turn: the ids of the records (claims, completions) to
- * send at the end of this loop turn, each once, as one rumor; then take.c
- * sends the turn's answers (docs/protocol.md 6.3).  The flush runs from
- * the active queue after what is already active in it (a worker's next
- * take after its completion, the other frames of a read), requeued behind
- * them at most URGENT_DEFER times, so it never waits for a poll.
- */
-#define URGENT_DEFER	4
-
-static uint8_t			(*urg_ids)[ENTRY_ID_LEN];
-static size_t			 nurg, urgsz;
-static struct event		*urg_ev;
-static unsigned			 urg_deferred;
-
-static void
-urgent_flush(evutil_socket_t fd, short ev, void *arg)
-{
-	struct space_rec *r;
-	size_t n = 0;
-
-	(void)fd;
-	(void)ev;
-	(void)arg;
-	if (urg_deferred < URGENT_DEFER &&
-	    event_base_get_num_events(pd->base, EVENT_BASE_COUNT_ACTIVE) > 0) {
-		urg_deferred++;
-		event_active(urg_ev, EV_TIMEOUT, 0);
-		return;
-	}
-	urg_deferred = 0;
-	dcbor_buf_reset(&recbuf);
-	for (size_t i = 0; i < nurg; i++) {
-		if ((r = space_get(sp, urg_ids[i])) == NULL)
-			continue;
-		if (n > 0 && recbuf.len > pd->conf.max_frame / 4) {
-			/* A rumor stays well under the frame cap. */
-			gossip_send_urgent(recbuf.data, recbuf.len, n);
-			dcbor_buf_reset(&recbuf);
-			n = 0;
-		}
-		space_rec_encode(&recbuf, r);
-		n++;
-	}
-	nurg = 0;
-	if (n > 0)
-		gossip_send_urgent(recbuf.data, recbuf.len, n);
-	take_turn_sent();
-}
-
-void
-replica_urgent_soon(void)
-{
-	if (urg_ev != NULL)
-		event_active(urg_ev, EV_TIMEOUT, 0);
-}
-
-void
-replica_spread_urgent(const uint8_t id[ENTRY_ID_LEN])
-{
-	for (size_t i = 0; i < nurg; i++)
-		if (memcmp(urg_ids[i], id, ENTRY_ID_LEN) == 0)
-			return;		/* sent as it stands at the flush */
-	if (nurg == urgsz) {
-		urgsz = urgsz ? urgsz * 2 : 16;
-		urg_ids = xreallocarray(urg_ids, urgsz, sizeof(*urg_ids));
-	}
-	memcpy(urg_ids[nurg++], id, ENTRY_ID_LEN);
-	replica_urgent_soon();
 }
 
 /* ---- remote records ---------------------------------------------------- */
@@ -301,7 +183,7 @@ replica_apply_record(struct member *from, struct dcbor_rd *rd)
 	const struct crdt_claim *cur;
 	uint8_t id[ENTRY_ID_LEN];
 	const struct hlc_stamp *stamp;
-	uint64_t now = now_ms();
+	uint64_t now = hlc_wall_ms();
 	bool fresh;
 	int rc;
 
@@ -362,10 +244,13 @@ replica_apply_record(struct member *from, struct dcbor_rd *rd)
 	if (claim.epoch != 0 && memcmp(claim.holder, pd->ident.id,
 	    IDENTITY_ID_LEN) != 0 && (have = space_get(sp, id)) != NULL) {
 		uint64_t us = clock_mono_us();
+		struct replica_event re = { .ev = REPLICA_EV_CLAIM,
+		    .rec = have, .claim = &claim, .from = from,
+		    .fresh = fresh, .now = now };
 
 		if (fresh && claim.mono_us != 0 && us >= claim.mono_us)
 			pd_hist(claim_to_visible, us - claim.mono_us);
-		take_remote_claim(have, &claim, from, fresh, now);
+		replica_tell(&re);
 	}
 	if (rc == SPACE_EFULL)
 		pd_count_limit(ENTRIES);
@@ -378,11 +263,36 @@ drop:
 	return 0;
 }
 
-void
-replica_digest(uint64_t out[GOSSIP_BUCKETS])
+int
+replica_apply_items(struct member *from, struct dcbor_rd *rd)
 {
-	space_sweep(sp, now_ms());
-	space_digest(sp, GOSSIP_BUCKETS, out);
+	uint64_t n;
+
+	if (dcbor_get_array(rd, &n) == -1)
+		return -1;
+	for (uint64_t i = 0; i < n; i++)
+		if (replica_apply_record(from, rd) == -1)
+			return -1;
+	return 0;
+}
+
+void
+replica_digest(uint64_t *out, size_t nbuckets)
+{
+	space_sweep(sp, hlc_wall_ms());
+	space_digest(sp, nbuckets, out);
+}
+
+uint64_t
+replica_digest_sum(size_t nbuckets)
+{
+	uint64_t *dig = xcalloc(nbuckets, sizeof(*dig)), sum = 0;
+
+	replica_digest(dig, nbuckets);
+	for (size_t i = 0; i < nbuckets; i++)
+		sum = sum * 1099511628211ull + dig[i];
+	free(dig);
+	return sum & 0x7fffffffffffffffull;
 }
 
 struct put_arg {
@@ -416,15 +326,15 @@ put_one(void *argp, const struct space_rec *r)
 }
 
 size_t
-replica_put_records(struct dcbor_buf *b, const bool diff[GOSSIP_BUCKETS],
+replica_put_records(struct dcbor_buf *b, const bool *diff, size_t nbuckets,
     size_t max_bytes, bool *more)
 {
-	uint32_t list[GOSSIP_BUCKETS];
+	uint32_t *list = xcalloc(nbuckets ? nbuckets : 1, sizeof(*list));
 	size_t nb = 0;
 	struct dcbor_buf tmp;
 	struct put_arg a;
 
-	for (uint32_t i = 0; i < GOSSIP_BUCKETS; i++)
+	for (uint32_t i = 0; i < nbuckets; i++)
 		if (diff[i])
 			list[nb++] = i;
 	dcbor_buf_init(&tmp);
@@ -442,19 +352,20 @@ replica_put_records(struct dcbor_buf *b, const bool diff[GOSSIP_BUCKETS],
 	a.seen = 0;
 	a.wrapped = false;
 	if (nb > 0)
-		space_foreach_bucket(sp, GOSSIP_BUCKETS, list, nb, put_one, &a);
+		space_foreach_bucket(sp, nbuckets, list, nb, put_one, &a);
 	if (nb > 0 && !a.more && a.skip > 0) {
 		size_t total = a.seen;
 
 		a.seen = 0;
 		a.wrapped = true;
-		space_foreach_bucket(sp, GOSSIP_BUCKETS, list, nb, put_one, &a);
+		space_foreach_bucket(sp, nbuckets, list, nb, put_one, &a);
 		put_rot = total > 0 ? (a.skip + a.n) % total : 0;
 	} else
 		put_rot = a.more ? a.skip + a.n : 0;
 	dcbor_put_array(b, a.n);
 	dcbor_put_raw(b, tmp.data, tmp.len);
 	dcbor_buf_free(&tmp);
+	free(list);
 	*more = a.more;
 	return a.n;
 }
@@ -479,7 +390,7 @@ replica_foreach_item(void (*cb)(void *, uint64_t, const uint8_t *),
 {
 	struct item_arg a = { cb, arg };
 
-	space_sweep(sp, now_ms());
+	space_sweep(sp, hlc_wall_ms());
 	space_foreach(sp, item_one, &a);
 }
 
@@ -528,7 +439,7 @@ replica_generate(const struct identity *gen, uint64_t seq, uint64_t stamp_ms,
 	dcbor_put_cstr(&fb, "seq");
 	dcbor_put_uint(&fb, seq);
 	memset(&spec, 0, sizeof(spec));
-	spec.space = DEFAULT_SPACE;
+	spec.space = REPLICA_SPACE;
 	spec.type = type;
 	spec.fields = fb.data;
 	spec.fields_len = fb.len;
@@ -554,7 +465,7 @@ replica_generate(const struct identity *gen, uint64_t seq, uint64_t stamp_ms,
 	memcpy(id, e->id, ENTRY_ID_LEN);
 	crdt_rec_init(&cr, e->id);
 	(void)crdt_state_add(&cr.st, gen->node, seq + 1);
-	rc = space_merge(sp, e, &cr, now_ms());
+	rc = space_merge(sp, e, &cr, hlc_wall_ms());
 	crdt_rec_free(&cr);
 	if (rc != SPACE_OK) {
 		if (rc == SPACE_EFULL)
@@ -568,144 +479,85 @@ replica_generate(const struct identity *gen, uint64_t seq, uint64_t stamp_ms,
 
 /* ---- write, read ------------------------------------------------------- */
 
-json_t *
-replica_write(json_t *args, char *err, size_t errlen)
+int
+replica_write(const struct replica_write *w, uint8_t id[ENTRY_ID_LEN],
+    struct hlc_stamp *stamp, char *err, size_t errlen)
 {
-	struct dcbor_buf fb;
 	struct entry_spec spec;
 	struct entry *e;
-	const char *tags[ENTRY_TAGS_MAX];
-	json_t *jf = json_object_get(args, "fields"), *jt, *v;
-	json_int_t lease = json_integer_value(json_object_get(args,
-	    "lease_ms"));
-	uint8_t sig[IDENTITY_SIG_LEN], id[ENTRY_ID_LEN];
-	char idhex[2 * ENTRY_ID_LEN + 1], stamp[HLC_TEXT_MAX];
+	uint8_t sig[IDENTITY_SIG_LEN];
 	const uint8_t *body;
-	size_t blen, i;
+	size_t blen;
 	int rc;
 
 	memset(&spec, 0, sizeof(spec));
-	spec.space = json_string_value(json_object_get(args, "space"));
-	if (spec.space == NULL)
-		spec.space = DEFAULT_SPACE;
-	spec.type = json_string_value(json_object_get(args, "type"));
-	if (json_object_get(args, "lease_ms") == NULL)
-		lease = DEFAULT_LEASE_MS;
-	if (lease <= 0) {
-		snprintf(err, errlen, "write: \"lease_ms\" must be > 0");
-		return NULL;
-	}
-	jt = json_object_get(args, "tags");
-	if (jt != NULL) {
-		if (json_array_size(jt) > ENTRY_TAGS_MAX) {
-			snprintf(err, errlen, "write: at most %d tags",
-			    ENTRY_TAGS_MAX);
-			return NULL;
-		}
-		json_array_foreach(jt, i, v) {
-			if (!json_is_string(v)) {
-				snprintf(err, errlen, "write: tags[%zu] must be "
-				    "a string", i);
-				return NULL;
-			}
-			tags[i] = json_string_value(v);
-		}
-		spec.tags = tags;
-		spec.ntags = json_array_size(jt);
-	}
-	dcbor_buf_init(&fb);
-	if (jf == NULL)
-		dcbor_put_map(&fb, 0);
-	else if (!json_is_object(jf)) {
-		snprintf(err, errlen, "write: \"fields\" must be an object");
-		return NULL;
-	} else if (jcbor_from_json(&fb, jf, err, errlen) == -1) {
-		dcbor_buf_free(&fb);
-		return NULL;
-	}
-	spec.fields = fb.data;
-	spec.fields_len = fb.len;
+	spec.space = w->space != NULL ? w->space : REPLICA_SPACE;
+	spec.type = w->type;
+	spec.tags = w->tags;
+	spec.ntags = w->ntags;
+	spec.fields = w->fields;
+	spec.fields_len = w->fields_len;
 	spec.issuer = pd->ident.pub;
 	spec.stamp = hlc_now(&pd->hlc, hlc_wall_ms());
-	spec.lease_ms = (uint64_t)lease;
+	spec.lease_ms = w->lease_ms;
 	spec.mono_us = clock_mono_us();
 	rc = entry_new(&spec, &e);
-	dcbor_buf_free(&fb);
 	if (rc != ENTRY_OK) {
 		snprintf(err, errlen, "write: bad entry (%s)",
 		    entry_strerror(rc));
-		return NULL;
+		return -1;
 	}
 	entry_signing_bytes(e, &body, &blen);
 	pd_count(signs_entry);
 	if (identity_sign(&pd->ident, body, blen, sig) == -1) {
 		entry_free(e);
 		snprintf(err, errlen, "write: signing failed");
-		return NULL;
+		return -1;
 	}
 	entry_set_sig(e, sig);
-	memcpy(id, e->id, sizeof(id));
-	hlc_format(&e->stamp, stamp, sizeof(stamp));
-	if ((rc = space_write(sp, e, now_ms())) != SPACE_OK) {
+	memcpy(id, e->id, ENTRY_ID_LEN);
+	*stamp = e->stamp;
+	if ((rc = space_write(sp, e, hlc_wall_ms())) != SPACE_OK) {
 		if (rc == SPACE_EFULL)
 			pd_count_limit(ENTRIES);
 		snprintf(err, errlen, "write: %s", space_strerror(rc));
-		return NULL;
+		return -1;
 	}
 	pd_count(writes);
-	spread(id);
-	hex_encode(id, ENTRY_ID_LEN, idhex);
-	return json_pack("{s:s, s:s}", "id", idhex, "stamp", stamp);
+	replica_changed(id, false);
+	return 0;
 }
 
-struct read_arg {
-	json_t	*arr;
-	size_t	 limit;
-};
-
-static bool
-read_one(void *argp, const struct space_rec *r)
+const struct space_rec *
+replica_read(const struct template *t)
 {
-	struct read_arg *a = argp;
-
-	json_array_append_new(a->arr, replica_entry_json(r));
-	return json_array_size(a->arr) < a->limit;
-}
-
-json_t *
-replica_read(const struct template *t, bool all, size_t limit)
-{
-	struct space_rec *r;
-	struct read_arg a;
-
 	pd_count(reads);
-	if (!all) {
-		r = space_read(sp, t, now_ms());
-		return json_pack("{s:o}", "entry",
-		    r ? replica_entry_json(r) : json_null());
-	}
-	a.arr = json_array();
-	a.limit = limit ? limit : 1;
-	space_read_all(sp, t, now_ms(), read_one, &a);
-	return json_pack("{s:o}", "entries", a.arr);
+	return space_read(sp, t, hlc_wall_ms());
 }
 
+void
+replica_read_all(const struct template *t,
+    bool (*fn)(void *, const struct space_rec *), void *arg)
+{
+	pd_count(reads);
+	space_read_all(sp, t, hlc_wall_ms(), fn, arg);
+}
 
 /* ---- complete ---------------------------------------------------------- */
 
 int
 replica_complete(const uint8_t id[ENTRY_ID_LEN])
 {
-	int rc = space_complete(sp, id, now_ms());
+	int rc = space_complete(sp, id, hlc_wall_ms());
 
 	if (rc == SPACE_OK) {
 		pd_count(completes);
-		replica_spread_urgent(id);
+		replica_changed(id, true);
 	}
 	return rc;
 }
 
-/* ---- dump, lifecycle --------------------------------------------------- */
+/* ---- counts, lifecycle ------------------------------------------------- */
 
 size_t
 replica_count(void)
@@ -716,67 +568,27 @@ replica_count(void)
 size_t
 replica_visible(void)
 {
-	space_sweep(sp, now_ms());
+	space_sweep(sp, hlc_wall_ms());
 	return space_visible_count(sp);
 }
 
-static bool
-ids_one(void *arg, const struct space_rec *r)
+void
+replica_foreach(bool (*fn)(void *, const struct space_rec *), void *arg)
 {
-	const struct crdt_claim *c = space_rec_claim(r);
-	char id[2 * ENTRY_ID_LEN + 1];
-
-	hex_encode(space_rec_id(r), ENTRY_ID_LEN, id);
-	json_array_append_new(arg, json_pack("[s, b, b, b]", id,
-	    crdt_state_present(space_rec_state(r)),
-	    space_rec_state(r)->completed,
-	    c != NULL && crdt_claim_active(c, now_ms())));
-	return true;
+	space_sweep(sp, hlc_wall_ms());
+	space_foreach(sp, fn, arg);
 }
 
-json_t *
-replica_ids_json(void)
+static uint64_t
+gauge_records(void)
 {
-	json_t *arr = json_array();
-
-	space_sweep(sp, now_ms());
-	space_foreach(sp, ids_one, arr);
-	return json_pack("{s:o}", "ids", arr);
+	return replica_count();
 }
 
-struct dump_arg {
-	json_t	*arr;
-	size_t	 limit;
-};
-
-static bool
-dump_one(void *argp, const struct space_rec *r)
+static uint64_t
+gauge_visible(void)
 {
-	struct dump_arg *a = argp;
-
-	if (json_array_size(a->arr) >= a->limit)
-		return false;
-	json_array_append_new(a->arr, replica_entry_json(r));
-	return true;
-}
-
-json_t *
-replica_dump_json(size_t limit)
-{
-	struct dump_arg a = { json_array(), limit };
-	uint64_t dig[GOSSIP_BUCKETS];
-	uint64_t sum = 0;
-
-	replica_digest(dig);
-	for (size_t i = 0; i < GOSSIP_BUCKETS; i++)
-		sum = sum * 1099511628211ull + dig[i];
-	space_foreach(sp, dump_one, &a);
-	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:o}",
-	    "records", (json_int_t)space_count(sp),
-	    "visible", (json_int_t)space_visible_count(sp),
-	    "digest", (json_int_t)(sum & 0x7fffffffffffffffull),
-	    "takes_in_flight", (json_int_t)take_in_flight(),
-	    "takes_won", (json_int_t)take_won_count(), "sample", a.arr);
+	return replica_visible();
 }
 
 void
@@ -784,30 +596,17 @@ replica_init(void)
 {
 	sp = space_new(pd->ident.node, pd->ident.id, pd->conf.max_entries);
 	space_set_event_cb(sp, replica_event, NULL);
-	dcbor_buf_init(&recbuf);
-	urg_ev = event_new(pd->base, -1, 0, urgent_flush, NULL);
-	gossip_init();
-	take_init(sp);
+	stats_gauge("records", gauge_records);
+	stats_gauge("visible", gauge_visible);
 }
 
 void
 replica_free(void)
 {
-	take_free();
-	if (urg_ev != NULL)
-		event_free(urg_ev);
-	urg_ev = NULL;
-	free(urg_ids);
-	urg_ids = NULL;
-	nurg = urgsz = 0;
-	urg_deferred = 0;
 	memset(claim_seen, 0, sizeof(claim_seen));
 	EVP_MD_CTX_free(claim_md);
 	claim_md = NULL;
-	gossip_free();
 	space_free(sp);
 	sp = NULL;
-	dcbor_buf_free(&recbuf);
-	observer = NULL;
-	observer_arg = NULL;
+	nobservers = 0;
 }

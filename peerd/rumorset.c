@@ -6,21 +6,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gossip.h"
+#include "plumtree.h"
 #include "rumorset.h"
 #include "xmalloc.h"
 
 /* Seen rumor ids: a FIFO ring for eviction plus an open-addressing set. */
-#define SEEN_SLOTS	(GOSSIP_SEEN * 4)
-static uint64_t		 seen_ring[GOSSIP_SEEN];
+#define SEEN_SLOTS	(PLUMTREE_SEEN * 4)
+static uint64_t		 seen_ring[PLUMTREE_SEEN];
 static size_t		 seen_next;
 static uint64_t		 seen_set[SEEN_SLOTS];	/* 0 = empty */
 
 /* Recently forwarded rumors, to answer a GRAFT: a ring. */
-static struct rumorset_rumor	 cache[GOSSIP_CACHE];
+static struct rumorset_rumor	 cache[PLUMTREE_CACHE];
 static size_t		 cache_next, cache_bytes;
 
-/* Whether rid was seen lately (the last GOSSIP_SEEN ids). */
+/* Whether rid was seen lately (the last PLUMTREE_SEEN ids). */
 bool
 rumorset_seen(uint64_t rid)
 {
@@ -70,7 +70,7 @@ rumorset_mark(uint64_t rid)
 	if (seen_ring[seen_next] != 0)
 		seen_del(seen_ring[seen_next]);
 	seen_ring[seen_next] = rid;
-	seen_next = (seen_next + 1) % GOSSIP_SEEN;
+	seen_next = (seen_next + 1) % PLUMTREE_SEEN;
 	for (i = rid % SEEN_SLOTS; seen_set[i] != 0; i = (i + 1) % SEEN_SLOTS)
 		;
 	seen_set[i] = rid;
@@ -84,10 +84,10 @@ rumorset_keep(uint64_t rid, uint64_t hops, uint64_t origin, const uint8_t *items
 {
 	struct rumorset_rumor *c;
 
-	while (cache_bytes + len > GOSSIP_CACHE_BYTES && cache_bytes > 0) {
+	while (cache_bytes + len > PLUMTREE_CACHE_BYTES && cache_bytes > 0) {
 		/* Drop the oldest until it fits. */
-		for (size_t i = 0; i < GOSSIP_CACHE; i++) {
-			c = &cache[(cache_next + i) % GOSSIP_CACHE];
+		for (size_t i = 0; i < PLUMTREE_CACHE; i++) {
+			c = &cache[(cache_next + i) % PLUMTREE_CACHE];
 			if (c->items != NULL) {
 				cache_bytes -= c->len;
 				free(c->items);
@@ -96,7 +96,7 @@ rumorset_keep(uint64_t rid, uint64_t hops, uint64_t origin, const uint8_t *items
 			}
 		}
 	}
-	if (len > GOSSIP_CACHE_BYTES)
+	if (len > PLUMTREE_CACHE_BYTES)
 		return;
 	c = &cache[cache_next];
 	if (c->items != NULL) {
@@ -110,14 +110,14 @@ rumorset_keep(uint64_t rid, uint64_t hops, uint64_t origin, const uint8_t *items
 	memcpy(c->items, items, len);
 	c->len = len;
 	cache_bytes += len;
-	cache_next = (cache_next + 1) % GOSSIP_CACHE;
+	cache_next = (cache_next + 1) % PLUMTREE_CACHE;
 }
 
 /* The kept rumor rid, or NULL. */
 const struct rumorset_rumor *
 rumorset_find(uint64_t rid)
 {
-	for (size_t i = 0; i < GOSSIP_CACHE; i++)
+	for (size_t i = 0; i < PLUMTREE_CACHE; i++)
 		if (cache[i].items != NULL && cache[i].rid == rid)
 			return &cache[i];
 	return NULL;
@@ -126,7 +126,7 @@ rumorset_find(uint64_t rid)
 static void
 cache_free(void)
 {
-	for (size_t i = 0; i < GOSSIP_CACHE; i++) {
+	for (size_t i = 0; i < PLUMTREE_CACHE; i++) {
 		free(cache[i].items);
 		cache[i].items = NULL;
 	}

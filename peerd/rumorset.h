@@ -1,7 +1,7 @@
 /*
- * rumorset.h: the rumor ids a peer has seen lately (the last GOSSIP_SEEN,
+ * rumorset.h: the rumor ids a peer has seen lately (the last PLUMTREE_SEEN,
  * a FIFO ring over an open-addressing set) and the rumors it keeps to
- * answer a GRAFT (the last GOSSIP_CACHE, GOSSIP_CACHE_BYTES at most).
+ * answer a GRAFT (the last PLUMTREE_CACHE, PLUMTREE_CACHE_BYTES at most).
  * Plumtree's bookkeeping, apart from its trees (plumtree.c).
  */
 #ifndef RUMORSET_H
@@ -20,7 +20,7 @@ struct rumorset_rumor {
 	size_t		 len;
 };
 
-/* Whether rid was seen lately (the last GOSSIP_SEEN ids). */
+/* Whether rid was seen lately (the last PLUMTREE_SEEN ids). */
 bool	 rumorset_seen(uint64_t rid);
 /* Remember rid as seen, forgetting the oldest. */
 void	 rumorset_mark(uint64_t rid);

@@ -913,7 +913,7 @@ swarm_init(void)
 {
 	struct timeval tv = { 0, SWARM_TICK_MS * 1000 };
 
-	picker_init();
+	picker_init(swarm_want);
 	dcbor_buf_init(&wbuf);
 	content_init();
 	swarm_load();

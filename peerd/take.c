@@ -4,7 +4,8 @@
  * (docs/protocol.md section 6).  The answers this peer gives to others'
  * claims (promises, CLAIM_ACK bodies, relay routes, the turn's answer
  * batch) are vote.c's: this file calls it, and it hands answers to our own
- * claims back through ack_count, the vote_count_cb given to vote_init.
+ * claims back through take_answered, the vote_count_cb main.c gives
+ * vote_init.
  *
  * A take picks the first visible candidate with no active claim, makes a
  * claim (epoch + 1, fresh stamp, bid 0, expiry now + take lease), signs it,
@@ -15,8 +16,9 @@
  * vouched for it); otherwise it retries every take_retry_ms until the
  * request's deadline.  Partitions can make two lease-mode takers both win:
  * every win is remembered (take_won_json) so a harness counts them.
- * replica.c tells this file of every verified remote claim it merges
- * (take_remote_claim); this file never decodes records.
+ * It observes the replica for every verified remote claim merged
+ * (take_observe); its claims leave on the urgent lane through the
+ * function take_init was given; this file never decodes records.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -75,6 +77,7 @@ struct take_won {
 };
 
 static struct space		*sp;
+static take_urgent_fn		 urgent_cb;	/* the urgent lane (main.c) */
 static TAILQ_HEAD(, take_op)	 takes = TAILQ_HEAD_INITIALIZER(takes);
 static struct chunklog		 won = { .recsz = sizeof(struct take_won),
 				    .per = TAKE_LOG_CHUNK };
@@ -82,12 +85,6 @@ static struct chunklog		 won = { .recsz = sizeof(struct take_won),
 static void	take_try(struct take_op *);
 static void	take_beaten(const uint8_t id[ENTRY_ID_LEN], uint64_t now);
 static void	take_align(uint64_t mono_us);
-
-static uint64_t
-now_ms(void)
-{
-	return hlc_wall_ms();
-}
 
 static uint32_t		 members_hw;	/* most proven members ever seen */
 
@@ -112,14 +109,20 @@ quorum_members(void)
 	    pd->conf.fleet_size;
 }
 
-void
-take_remote_claim(const struct space_rec *r, const struct crdt_claim *c,
-    const struct member *from, bool fresh, uint64_t now)
+/*
+ * The replica merged a verified remote claim: answer its holder (vote.c)
+ * and tell a take of ours it beat.
+ */
+static void
+take_observe(void *arg, const struct replica_event *e)
 {
-	vote_claim_answer(r, c, from, now);
-	if (fresh) {
-		take_beaten(space_rec_id(r), now);
-		take_align(c->mono_us);
+	(void)arg;
+	if (e->ev != REPLICA_EV_CLAIM)
+		return;
+	vote_claim_answer(e->rec, e->claim, e->from, e->now);
+	if (e->fresh) {
+		take_beaten(space_rec_id(e->rec), e->now);
+		take_align(e->claim->mono_us);
 	}
 }
 
@@ -171,7 +174,7 @@ op_free(struct take_op *op)
 		op->w->op = NULL;
 		/* Only a quorum claim still in the running stays pending. */
 		if (pd->conf.take_mode != TAKE_QUORUM ||
-		    !space_won(sp, op->w->id, op->w->epoch, now_ms()))
+		    !space_won(sp, op->w->id, op->w->epoch, hlc_wall_ms()))
 			wait_free(op->w);
 	}
 	event_free(op->ev);
@@ -366,7 +369,7 @@ static void
 take_check(struct take_op *op)
 {
 	struct claim_wait *w = op->w;
-	uint64_t now = now_ms(), due, us, end;
+	uint64_t now = hlc_wall_ms(), due, us, end;
 	uint32_t members, need;
 	struct space_rec *r;
 
@@ -591,7 +594,7 @@ take_candidate(const struct take_op *op, uint64_t now)
 static void
 take_try(struct take_op *op)
 {
-	uint64_t now = now_ms();
+	uint64_t now = hlc_wall_ms();
 	struct claim_wait *w;
 	const struct space_rec *r;
 	struct crdt_claim c;
@@ -636,14 +639,14 @@ take_try(struct take_op *op)
 	wait_attach(op, w);
 	space_claim(sp, w->id, &c, now);
 	/* It leaves at the turn's end, with the turn's others: then marked. */
-	replica_spread_urgent(w->id);
+	urgent_cb(w->id);
 }
 
 void
 take_turn_sent(void)
 {
 	struct claim_wait *w;
-	uint64_t now = now_ms(), us;
+	uint64_t now = hlc_wall_ms(), us;
 	size_t nl;
 
 	vote_acks_flush();
@@ -751,7 +754,7 @@ take_start(struct template *t, uint32_t timeout_ms, take_done_cb done,
 	op->done = done;
 	op->arg = arg;
 	op->t = t;
-	op->deadline_ms = now_ms() + timeout_ms;
+	op->deadline_ms = hlc_wall_ms() + timeout_ms;
 	op->once = timeout_ms == 0;
 	op->ev = evtimer_new(pd->base, take_cb, op);
 	TAILQ_INSERT_TAIL(&takes, op, entry);
@@ -772,11 +775,10 @@ take_cancel(void)
 
 /*
  * Count voter's answer (ok or a refusal) to our claim (id, epoch), once
- * per voter, and let its take decide: a refusal can end it at once
- * (vote.c's vote_count_cb).
+ * per voter, and let its take decide: a refusal can end it at once.
  */
-static void
-ack_count(const uint8_t id[ENTRY_ID_LEN], uint64_t epoch,
+void
+take_answered(const uint8_t id[ENTRY_ID_LEN], uint64_t epoch,
     const uint8_t voter[IDENTITY_ID_LEN], bool ok)
 {
 	struct claim_wait *w;
@@ -806,7 +808,7 @@ ack_count(const uint8_t id[ENTRY_ID_LEN], uint64_t epoch,
 	else
 		w->nacks++;
 	if (w->op != NULL && (!ok || (w->left_ms != 0 &&
-	    now_ms() >= w->left_ms + pd->conf.settle_ms)))
+	    hlc_wall_ms() >= w->left_ms + pd->conf.settle_ms)))
 		take_check(w->op);
 }
 
@@ -849,17 +851,17 @@ take_won_count(void)
 }
 
 void
-take_init(struct space *space)
+take_init(take_urgent_fn urgent)
 {
-	sp = space;
-	vote_init(ack_count);
+	sp = replica_space();
+	urgent_cb = urgent;
+	replica_observe(take_observe, NULL);
 }
 
 void
 take_free(void)
 {
 	take_cancel();
-	vote_free();
 	members_hw = 0;
 	chunklog_free(&won);
 	sp = NULL;

@@ -2,9 +2,8 @@
  * take.h: the take verb of this peer: the lease race, the trust rule
  * "left, answered, settled", quorum wins and take waits (docs/protocol.md
  * section 6); the answers this peer gives to others' claims are vote.c's.
- * It works on replica.c's space: replica.c hands it the space at start-up
- * and tells it of every verified remote claim it merges; cmd.c and load.c
- * start takes.  It remembers every take this peer believed it won so a
+ * It works on replica.c's space and observes the replica for every
+ * verified remote claim merged; cmd.c and load.c start takes.  It remembers every take this peer believed it won so a
  * harness can count duplicates, until the space collects the entry's
  * tombstone (a chunk of TAKE_LOG_CHUNK wins at a time).
  */
@@ -29,9 +28,14 @@ struct space;
 struct space_rec;
 struct template;
 
-/* Take on space (replica.c's, which outlives every take). */
-void	take_init(struct space *space);
-/* Cancel every take in flight, forget promises and wins (replica_free). */
+/* Send id's record on the urgent lane at the end of this turn. */
+typedef void (*take_urgent_fn)(const uint8_t id[ENTRY_ID_LEN]);
+/*
+ * Take on the replica's space (which outlives every take), observe the
+ * replica for remote claims, send claims with urgent (urgent_add).
+ */
+void	take_init(take_urgent_fn urgent);
+/* Cancel every take in flight, forget wins (at shutdown). */
 void	take_free(void);
 
 /*
@@ -55,19 +59,17 @@ void	take_start(struct template *t, uint32_t timeout_ms, take_done_cb done,
 void	take_cancel(void);
 
 /*
- * replica.c merged a verified remote claim c on r, delivered by neighbour
- * from (NULL: none; fresh: not the claim r held already): answer its holder
- * and tell a take of ours it beat.
- */
-void	take_remote_claim(const struct space_rec *r,
-	    const struct crdt_claim *c, const struct member *from, bool fresh,
-	    uint64_t now);
-/*
  * The turn's urgent rumor (its claims, completions) has been queued on
- * every link (replica.c): send the turn's answers (vote.c), and the claims made in
- * it start to wait for their links to drain.
+ * every link (urgent.c's turn hook): send the turn's answers (vote.c), and
+ * the claims made in it start to wait for their links to drain.
  */
 void	take_turn_sent(void);
+/*
+ * voter answered our claim (id, epoch): ok, or a refusal (vote.c's
+ * vote_count_cb).
+ */
+void	take_answered(const uint8_t id[ENTRY_ID_LEN], uint64_t epoch,
+	    const uint8_t voter[IDENTITY_ID_LEN], bool ok);
 
 /*
  * The takes this peer won, from index 'since' (indexes count every win;

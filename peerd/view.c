@@ -3,7 +3,10 @@
  * the members with an UP link; the passive view is an array of addresses
  * here; dials in flight remember why they were made, so the link-up
  * observer knows whether to send JOIN or NEIGHBOR.  Everything is bounded
- * by the knobs and the VIEW_* limits, whatever peers send.
+ * by the knobs and the VIEW_* limits, whatever peers send.  The failure
+ * detector (PING, ACK, closing a silent link) is swim.c's: the tick runs
+ * its prober where it ran when it lived here, between the fill and the
+ * shuffle.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +22,7 @@
 #include "member.h"
 #include "peerd.h"
 #include "stats.h"
+#include "swim.h"
 #include "trace.h"
 #include "view.h"
 #include "xmalloc.h"
@@ -957,66 +961,6 @@ view_add_seed(const char *hostport)
 	return 0;
 }
 
-/*
- * How long m's link may be idle before we ping it: a quarter of the
- * silence window at the end with the lower id, three eighths at the
- * other.  Both ends used to ping after a quarter; having heard the last
- * exchange a moment apart, the end whose turn it was not had its tick
- * armed for the same moment, and woke for nothing just after the other's
- * PING came in: about one wasted wake-up per link per exchange (a tick
- * of 0.9 a peer a second at rest at 256 peers).  Now the lower end pings
- * an idle link, the other's deadline lies an eighth of the window after
- * each PING it hears, and it still pings when the traffic runs one way
- * only (it hears nothing while its frames refresh the other end).
- */
-static uint64_t
-ping_idle_ms(const struct member *m)
-{
-	return memcmp(pd->ident.id, m->id, IDENTITY_ID_LEN) < 0 ?
-	    pd->conf.silence_ms / 4 : pd->conf.silence_ms / 8 * 3;
-}
-
-/*
- * The link is the failure detector: an idle active link is pinged after a
- * quarter (or three eighths: ping_idle_ms) of the silence window and
- * closed once the window passes in silence.  A member without a link is suspect after the ping timeout and
- * dead after the silence window (states describe direct contact only;
- * member_fade, here and wherever else a member is looked at).
- */
-static void
-view_probe(void)
-{
-	uint64_t now = clock_mono_ms(), idle;
-	struct dcbor_buf b;
-
-	for (size_t i = 0; i < member_count(); i++) {
-		struct member *m = member_at(i);
-		uint64_t silent = m->last_heard_ms ? now - m->last_heard_ms :
-		    0;
-
-		if (m->link == NULL) {
-			member_fade(m, now);
-			continue;
-		}
-		if (silent >= pd->conf.silence_ms) {
-			member_set_state(m, MEMBER_SUSPECT, "link silent");
-			link_close(m->link, "silent for the silence window");
-			continue;
-		}
-		idle = ping_idle_ms(m);
-		if (silent < idle || (m->ping_sent_ms != 0 &&
-		    now - m->ping_sent_ms < idle))
-			continue;
-		m->ping_sent_ms = now;
-		dcbor_buf_init(&b);
-		dcbor_put_map(&b, 1);
-		dcbor_put_cstr(&b, "seq");
-		dcbor_put_uint(&b, ++m->ping_seq);
-		link_send_member(m, FRAME_PING, b.data, b.len);
-		dcbor_buf_free(&b);
-	}
-}
-
 /* The earlier of a and b, b ignored when 0 (not set). */
 static uint64_t
 earlier(uint64_t a, uint64_t b)
@@ -1027,7 +971,7 @@ earlier(uint64_t a, uint64_t b)
 /*
  * When view_tick next has work, found as it is done: now while a dial, a
  * join, a fill or a trim is pending; else the first ping, quiet link or
- * silence among the members (view_probe, quiet()), shuffle, swap or save.
+ * silence among the members (swim_next, quiet()), shuffle, swap or save.
  * A link that comes up or goes down (the observers) or is born (link.c)
  * wakes the tick sooner.
  */
@@ -1036,7 +980,7 @@ view_next(uint64_t now)
 {
 	uint64_t next = earlier(last_shuffle_ms + pd->conf.shuffle_ms,
 	    last_swap_ms + pd->conf.swap_ms > swap_look_ms ?
-	    last_swap_ms + pd->conf.swap_ms : swap_look_ms), idle;
+	    last_swap_ms + pd->conf.swap_ms : swap_look_ms);
 	bool fill;
 
 	if (ndials > 0 || (!joined && nseeds > 0) ||
@@ -1051,25 +995,14 @@ view_next(uint64_t now)
 	if (dirty)
 		next = earlier(next, last_save_ms + (saved ? VIEW_SAVE_MS :
 		    1000));
+	/* The first ping or silence: the prober's (swim.c). */
+	next = earlier(next, swim_next());
 	for (size_t i = 0; i < member_count(); i++) {
 		struct member *m = member_at(i);
 		uint64_t h = m->last_heard_ms, q;
 
-		/*
-		 * A linkless member's label is no reason to wake (member_fade
-		 * applies it when the member is looked at): at 256 peers the
-		 * members that swaps and trims left without a link turned
-		 * suspect or dead 0.2 to 0.6 times a peer a second, each a
-		 * wake-up of its own.
-		 */
 		if (h == 0 || m->link == NULL)
 			continue;
-		next = earlier(next, h + pd->conf.silence_ms);
-		idle = ping_idle_ms(m);
-		if (m->ping_sent_ms != 0 && m->ping_sent_ms > h)
-			next = earlier(next, m->ping_sent_ms + idle);
-		else
-			next = earlier(next, h + idle);
 		/* The link turns quiet (quiet()): a fill may be due then. */
 		q = h <= m->view_up_ms ? m->view_up_ms + pd->conf.silence_ms /
 		    8 : h + pd->conf.silence_ms / 2;
@@ -1109,7 +1042,7 @@ view_tick(void)
 	/* Trim back to the bound, then fill from the passive view. */
 	view_trim(NULL, "active view over its bound");
 	view_fill();
-	view_probe();
+	swim_probe();
 	if (now - last_shuffle_ms >= pd->conf.shuffle_ms) {
 		last_shuffle_ms = now;
 		if ((m = active_pick(NULL, NULL, NULL)) != NULL)
@@ -1154,6 +1087,18 @@ view_json(void)
 	    "passive_max", (int)pd->conf.passive);
 }
 
+static uint64_t
+gauge_active(void)
+{
+	return view_active_count();
+}
+
+static uint64_t
+gauge_passive(void)
+{
+	return view_passive_count();
+}
+
 void
 view_init(void)
 {
@@ -1179,6 +1124,8 @@ view_init(void)
 	link_register(FRAME_SHUFFLE, view_frame);
 	link_register(FRAME_GROUP_AD, view_frame);
 	link_observe(view_link);
+	stats_gauge("view.active", gauge_active);
+	stats_gauge("view.passive", gauge_passive);
 }
 
 void

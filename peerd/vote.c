@@ -9,7 +9,8 @@
  * answer (vote_claim_answer), flushes the turn's answers
  * (vote_acks_flush) and asks for its own vote (vote_promise_make).  This
  * file never calls take.c: an answer to one of this peer's own claims
- * goes back through the vote_count_cb that take.c gave vote_init.
+ * goes back through the vote_count_cb main.c gave vote_init, and a queued
+ * answer asks for the turn's end through its vote_soon_fn (urgent.c).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,12 +24,12 @@
 #include "member.h"
 #include "stats.h"
 #include "peerd.h"
-#include "replica.h"
 #include "space.h"
 #include "vote.h"
 #include "xmalloc.h"
 
 static vote_count_cb	 count_cb;	/* answers to our own claims */
+static vote_soon_fn	 soon_cb;	/* end the turn soon (urgent.c) */
 
 /* ---- quorum: promises and acks ----------------------------------------- */
 
@@ -354,7 +355,8 @@ ack_queue(const struct member *to, bool relay, bool own, bool ok,
 	a->off = acks_buf.len;
 	a->len = body->len;
 	dcbor_put_raw(&acks_buf, body->data, body->len);
-	replica_urgent_soon();
+	if (soon_cb != NULL)
+		soon_cb();
 }
 
 static void
@@ -637,12 +639,41 @@ vote_recv_acks(struct member *from, const uint8_t *body, size_t len)
 	return 0;
 }
 
+/* The link-layer handler for CLAIM_ACK, CLAIM_ACK_RELAY and CLAIM_ACKS. */
+static int
+vote_frame(struct member *from, const struct frame *f, const char **why)
+{
+	int rc;
+
+	switch (f->kind) {
+	case FRAME_CLAIM_ACK:
+		rc = vote_recv_ack(from, f->body, f->body_len);
+		break;
+	case FRAME_CLAIM_ACK_RELAY:
+		rc = vote_recv_relay(from, f->body, f->body_len);
+		break;
+	default:
+		rc = vote_recv_acks(from, f->body, f->body_len);
+		break;
+	}
+	if (rc == -1) {
+		pd_count(bad_body);
+		*why = "malformed frame body";
+		return -1;
+	}
+	return 0;
+}
+
 void
-vote_init(vote_count_cb cb)
+vote_init(vote_count_cb cb, vote_soon_fn soon)
 {
 	count_cb = cb;
+	soon_cb = soon;
 	dcbor_buf_init(&acks_buf);
 	dcbor_buf_init(&acks_frame);
+	link_register(FRAME_CLAIM_ACK, vote_frame);
+	link_register(FRAME_CLAIM_ACK_RELAY, vote_frame);
+	link_register(FRAME_CLAIM_ACKS, vote_frame);
 }
 
 void
@@ -658,4 +689,5 @@ vote_free(void)
 	dcbor_buf_free(&acks_buf);
 	dcbor_buf_free(&acks_frame);
 	count_cb = NULL;
+	soon_cb = NULL;
 }

@@ -3,8 +3,8 @@
  * (quorum votes; in lease mode a rival's refusals), the CLAIM_ACK,
  * CLAIM_ACK_RELAY and CLAIM_ACKS bodies, the relay routes and the
  * per-turn answer batch (docs/protocol.md section 6).  take.c drives it
- * and hears of answers to its own claims through a vote_count_cb;
- * gossip.c hands it the CLAIM_ACK, CLAIM_ACK_RELAY and CLAIM_ACKS frames.
+ * and hears of answers to its own claims through a vote_count_cb; it
+ * registers the CLAIM_ACK, CLAIM_ACK_RELAY and CLAIM_ACKS kinds itself.
  */
 #ifndef VOTE_H
 #define VOTE_H
@@ -25,9 +25,15 @@ struct space_rec;
 typedef void (*vote_count_cb)(const uint8_t id[ENTRY_ID_LEN], uint64_t epoch,
 	    const uint8_t voter[IDENTITY_ID_LEN], bool ok);
 
-/* Answers to this peer's own claims go to cb (take.c's). */
-void	vote_init(vote_count_cb cb);
-/* Forget every promise, route and queued answer (take_free). */
+/* End the loop turn's urgent lane soon: an answer waits for its flush. */
+typedef void (*vote_soon_fn)(void);
+
+/*
+ * Register the CLAIM_ACK kinds; answers to this peer's own claims go to
+ * cb (take.c's take_answered), a queued answer calls soon (urgent_soon).
+ */
+void	vote_init(vote_count_cb cb, vote_soon_fn soon);
+/* Forget every promise, route and queued answer (at shutdown). */
 void	vote_free(void);
 
 /*

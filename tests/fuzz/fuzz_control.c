@@ -43,6 +43,7 @@
 #include <event2/event.h>
 
 #include "clock.h"
+#include "cmd.h"
 #include "control.h"
 #include "fault.h"
 #include "identity.h"
@@ -55,6 +56,7 @@
 #include "trace.h"
 
 #include "fuzz_daemon.h"
+#include "../unit/wire_stub.h"
 
 #define FUZZ_MAX_LINE	2048	/* small, so the too_large path is reached */
 #define FUZZ_LOOP_TURNS	4
@@ -126,10 +128,10 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	trace_init(pd->conf.trace_events);
 	hlc_init(&pd->hlc, pd->ident.node);
 	stats_init();
-	replica_init();
+	stub_replication();
 	fz_links_start();
 	pd->control = control_new(pd->base, pd->conf.control,
-	    pd->conf.max_clients, pd->conf.max_line);
+	    pd->conf.max_clients, pd->conf.max_line, cmd_dispatch);
 	if (pd->control == NULL)
 		fatalx("fuzz_control: control_new");
 	fz_out = evbuffer_new();
@@ -272,8 +274,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 
 	/* Back to the starting state. */
-	replica_free();
-	replica_init();
+	stub_replication_free();
+	stub_replication();
 	fault_clear();
 	link_shutdown();
 	fz_links_start();

@@ -1,14 +1,15 @@
 /*
  * fuzz_dispatch.c: libFuzzer target for what a peer does with a frame body
  * once the handshake is over and the receiver checks have passed:
- * gossip_recv (PING, PING_REQ, ACK, RUMOR, DIGEST, PULL_RESP, CLAIM_ACK,
+ * the handler of each kind (swim_recv: PING, PING_REQ, ACK; plumtree_recv:
+ * RUMOR; digest_recv: DIGEST, PULL_RESP; vote_recv_*: CLAIM_ACK,
  * CLAIM_ACK_RELAY, CLAIM_ACKS),
  * view_recv (GROUP_AD; fuzz_view takes the other membership kinds) and,
  * under RUMOR and PULL_RESP, replica_apply_record on each record.
  *
  * The first input byte chooses what the rest is and the sender's standing:
  *   bits 0-2  0 PING, 1 PING_REQ, 2 ACK, 3 GROUP_AD, 4 RUMOR, 5 DIGEST,
- *             6 PULL_RESP: the rest is that kind's body for gossip_recv
+ *             6 PULL_RESP: the rest is that kind's body for its handler
  *             (view_recv for GROUP_AD);
  *             7: the rest is records, replica_apply_record until one fails
  *   bit 3     we asked the sender for deltas (a PULL_RESP's records count)
@@ -49,7 +50,11 @@
 #include "dcbor.h"
 #include "entry.h"
 #include "frame.h"
-#include "gossip.h"
+#include "digest.h"
+#include "plumtree.h"
+#include "rumor.h"
+#include "swim.h"
+#include "vote.h"
 #include "identity.h"
 #include "log.h"
 #include "member.h"
@@ -63,6 +68,7 @@
 #include "view.h"
 
 #include "fuzz_daemon.h"
+#include "../unit/wire_stub.h"
 
 #define SEED_PHYS	1790000000000ull	/* a fixed issue time (2026) */
 #define SEED_LEASE	(100ull * 365 * 24 * 3600 * 1000)	/* 100 years */
@@ -213,7 +219,7 @@ gen_put(void *argp, const struct space_rec *r)
  * Into out, concatenated.
  */
 static size_t
-gen_records(struct dcbor_buf *out, uint64_t digest[GOSSIP_BUCKETS])
+gen_records(struct dcbor_buf *out, uint64_t digest[DIGEST_BUCKETS])
 {
 	static const char *const tags[] = { "red", "blue" };
 	struct space *sp = space_new(remote.node, remote.id, 64);
@@ -240,7 +246,7 @@ gen_records(struct dcbor_buf *out, uint64_t digest[GOSSIP_BUCKETS])
 		fatalx("fuzz_dispatch: complete/remove");
 	space_sweep(sp, SEED_PHYS + 21);	/* the completed one: compact */
 	space_foreach(sp, gen_put, &a);
-	space_digest(sp, GOSSIP_BUCKETS, digest);
+	space_digest(sp, DIGEST_BUCKETS, digest);
 	space_free(sp);
 	return a.n;
 }
@@ -282,7 +288,7 @@ static void
 gen_seeds(const char *dir)
 {
 	struct dcbor_buf b, recs, acks;
-	uint64_t dig[GOSSIP_BUCKETS], rid;
+	uint64_t dig[DIGEST_BUCKETS], rid;
 	size_t n;
 	uint8_t other[IDENTITY_ID_LEN];
 
@@ -323,7 +329,7 @@ gen_seeds(const char *dir)
 	dcbor_buf_reset(&b);
 	dcbor_put_array(&b, n);
 	dcbor_put_raw(&b, recs.data, recs.len);
-	rid = gossip_rid(b.data, b.len);
+	rid = rumor_rid(b.data, b.len);
 	dcbor_buf_reset(&b);
 	dcbor_put_map(&b, 4);
 	put_key(&b, "rid");
@@ -342,8 +348,8 @@ gen_seeds(const char *dir)
 	dcbor_buf_reset(&b);
 	dcbor_put_map(&b, 1);
 	put_key(&b, "b");
-	dcbor_put_array(&b, GOSSIP_BUCKETS);
-	for (size_t i = 0; i < GOSSIP_BUCKETS; i++)
+	dcbor_put_array(&b, DIGEST_BUCKETS);
+	for (size_t i = 0; i < DIGEST_BUCKETS; i++)
 		dcbor_put_uint(&b, dig[i]);
 	fuzz_seed_write(dir, "digest", 5, &b);
 	fuzz_seed_write(dir, "digest_preloaded", 5 | F_PRELOAD, &b);
@@ -435,7 +441,7 @@ int
 LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	uint8_t seed[IDENTITY_SEED_LEN];
-	uint64_t dig[GOSSIP_BUCKETS];
+	uint64_t dig[DIGEST_BUCKETS];
 	const char *dir;
 
 	(void)argc;
@@ -456,7 +462,7 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	hlc_init(&pd->hlc, pd->ident.node);
 	stats_init();
 	member_init();
-	replica_init();
+	stub_replication();
 	view_init();
 	fz_echo = getenv("FUZZ_ECHO") != NULL;
 	if ((dir = getenv("FUZZ_SEED_DIR")) != NULL) {
@@ -466,6 +472,24 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	dcbor_buf_init(&preload);
 	npreload = gen_records(&preload, dig);
 	return 0;
+}
+
+/* A body of kind to the module that takes it, as link.c would hand it. */
+static int
+dispatch(struct member *from, uint32_t kind, const uint8_t *data,
+    size_t size)
+{
+	switch (kind) {
+	case FRAME_GROUP_AD:
+		return view_recv(from, kind, data, size);
+	case FRAME_RUMOR:
+		return plumtree_recv(from, kind, data, size);
+	case FRAME_DIGEST:
+	case FRAME_PULL_RESP:
+		return digest_recv(from, kind, data, size);
+	default:
+		return swim_recv(from, kind, data, size);
+	}
 }
 
 int
@@ -503,9 +527,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (data[-1] & F_PRELOAD)
 			take_start(template_new("task#v1"), 0, fz_take_done,
 			    NULL);
-		rc = gossip_recv(from, data[-1] & F_RELAY ?
-		    FRAME_CLAIM_ACK_RELAY : data[-1] & F_ACKS ?
-		    FRAME_CLAIM_ACKS : FRAME_CLAIM_ACK, data, size);
+		rc = data[-1] & F_RELAY ? vote_recv_relay(from, data, size) :
+		    data[-1] & F_ACKS ? vote_recv_acks(from, data, size) :
+		    vote_recv_ack(from, data, size);
 		pd->conf.take_mode = TAKE_LEASE;
 		if (rc != 0 && rc != -1)
 			abort();
@@ -519,9 +543,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				abort();
 		}
 	} else {
-		rc = mode_kind[mode] == FRAME_GROUP_AD ?
-		    view_recv(from, FRAME_GROUP_AD, data, size) :
-		    gossip_recv(from, mode_kind[mode], data, size);
+		rc = dispatch(from, mode_kind[mode], data, size);
 		if (rc != 0 && rc != -1)
 			abort();
 	}
@@ -540,9 +562,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		    replica_count(), replica_visible(), member_count());
 
 	/* Back to the starting state: nothing carries over. */
-	replica_free();
+	stub_replication_free();
 	member_free_all();
 	member_init();
-	replica_init();
+	stub_replication();
 	return 0;
 }

@@ -42,6 +42,7 @@
 #include "trace.h"
 
 #include "fuzz_daemon.h"
+#include "../unit/wire_stub.h"
 
 #define F_PRELOAD	0x04
 #define NPRELOAD	24
@@ -326,7 +327,7 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	hlc_init(&pd->hlc, pd->ident.node);
 	stats_init();
 	member_init();
-	replica_init();
+	stub_replication();
 	if ((dir = getenv("FUZZ_SEED_DIR")) != NULL) {
 		gen_seeds(dir);
 		exit(0);
@@ -388,10 +389,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (replica_count() > pd->conf.max_entries)
 			abort();
 		/* Back to the starting state: no session carries over. */
-		replica_free();
+		stub_replication_free();
 		member_free_all();
 		member_init();
-		replica_init();
+		stub_replication();
 	}
 	return 0;
 }

@@ -1,7 +1,7 @@
 /*
  * fuzz_view.c: libFuzzer target for the membership and broadcast bodies a
  * peer takes once the handshake is over: view_recv (JOIN, FORWARD_JOIN,
- * NEIGHBOR, DISCONNECT, SHUFFLE, GROUP_AD) and gossip_recv's Plumtree
+ * NEIGHBOR, DISCONNECT, SHUFFLE, GROUP_AD) and plumtree_recv's
  * kinds (RUMOR as one map or a batch, which may end with an ihave map,
  * IHAVE, GRAFT, PRUNE).
  *
@@ -26,7 +26,8 @@
 #include "clock.h"
 #include "dcbor.h"
 #include "frame.h"
-#include "gossip.h"
+#include "plumtree.h"
+#include "rumor.h"
 #include "identity.h"
 #include "link.h"
 #include "log.h"
@@ -38,6 +39,7 @@
 #include "view.h"
 
 #include "fuzz_daemon.h"
+#include "../unit/wire_stub.h"
 
 int	LLVMFuzzerInitialize(int *argc, char ***argv);
 int	LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -152,7 +154,7 @@ gen_seeds(const char *dir)
 	dcbor_put_array(&b, 2);
 	dcbor_put_map(&b, 4);
 	dcbor_put_cstr(&b, "rid");
-	dcbor_put_uint(&b, gossip_rid((const uint8_t *)"\x80", 1));
+	dcbor_put_uint(&b, rumor_rid((const uint8_t *)"\x80", 1));
 	dcbor_put_cstr(&b, "hops");
 	dcbor_put_uint(&b, 4);
 	dcbor_put_cstr(&b, "items");
@@ -196,7 +198,7 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	hlc_init(&pd->hlc, pd->ident.node);
 	stats_init();
 	member_init();
-	replica_init();
+	stub_replication();
 	view_init();
 	if ((dir = getenv("FUZZ_SEED_DIR")) != NULL) {
 		gen_seeds(dir);
@@ -224,7 +226,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		size -= 2;
 		if (kind == FRAME_RUMOR || kind == FRAME_IHAVE ||
 		    kind == FRAME_GRAFT || kind == FRAME_PRUNE)
-			rc = gossip_recv(from, kind, data, n);
+			rc = plumtree_recv(from, kind, data, n);
 		else
 			rc = view_recv(from, kind, data, n);
 		if (rc != 0 && rc != -1)
@@ -241,10 +243,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	/* Back to the starting state: nothing carries over. */
 	view_free();
-	replica_free();
+	stub_replication_free();
 	member_free_all();
 	member_init();
-	replica_init();
+	stub_replication();
 	view_init();
 	return 0;
 }

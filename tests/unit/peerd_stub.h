@@ -2,7 +2,8 @@
  * peerd_stub.h: what peerd/main.c defines for the other modules, for the
  * unit tests that link libpeerd without main.c: the daemon's state (td,
  * which the test points pd at in its setup) and the two functions, and
- * the start and end every such fixture shares (stub_conf, stub_free).
+ * the start and end every such fixture shares (stub_conf, stub_free,
+ * and stub_replication for a test of the protocols on the real store).
  * Include it once, from the test's own .c file.
  */
 #ifndef PEERD_STUB_H
@@ -19,6 +20,8 @@
 #include "peerd.h"
 #include "replica.h"
 #include "trace.h"
+
+#include "wire_stub.h"
 
 struct peerd		*pd;
 static struct peerd	 td;

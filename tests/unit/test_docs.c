@@ -5,7 +5,7 @@
  * Each example is a fenced block opened by "```hex NAME" in the doc.  This
  * test makes every example with the real encoders (frame_encode_head,
  * entry_new and entry_signing_bytes, space_write and space_rec_encode,
- * crdt_claim_signing_bytes, gossip_rid, space_digest, space_bucket_of,
+ * crdt_claim_signing_bytes, rumor_rid, space_digest, space_bucket_of,
  * handshake_encode, linkkey_derive, frame_encode_mac, vote_ack_put,
  * vote_signing_bytes, vote_relay_put, plumtree_ids_put, plumtree_prune_put,
  * riblt_checksum, riblt_enc_next, riblt_put_syms, neg_fingerprint,
@@ -28,7 +28,7 @@
 #include "dcbor.h"
 #include "entry.h"
 #include "frame.h"
-#include "gossip.h"
+#include "digest.h"
 #include "hex.h"
 #include "identity.h"
 #include "handshake.h"
@@ -40,6 +40,7 @@
 #include "recon.h"
 #include "riblt.h"
 #include "rstream.h"
+#include "rumor.h"
 #include "space.h"
 #include "vote.h"
 
@@ -54,7 +55,7 @@
 #define EX_LEASE	60000u
 #define MAX_EX		64
 
-/* link.c and gossip.c come with the daemon; nothing here runs it. */
+/* link.c comes with the daemon; nothing here runs it. */
 static struct peerd tpd;
 struct peerd *pd = &tpd;
 
@@ -556,7 +557,7 @@ make_examples(void)
 	size_t sblen;
 	uint8_t sig[IDENTITY_SIG_LEN], nonce[LINK_HELLO_NONCE];
 	uint8_t eid[ENTRY_ID_LEN];
-	uint64_t dig[GOSSIP_BUCKETS], rid;
+	uint64_t dig[DIGEST_BUCKETS], rid;
 	uint32_t bucket;
 
 	fixed_key(&a, 0x00);
@@ -626,7 +627,7 @@ make_examples(void)
 	dcbor_buf_init(&items);
 	dcbor_put_array(&items, 1);
 	space_rec_encode(&items, r);
-	rid = gossip_rid(items.data, items.len);
+	rid = rumor_rid(items.data, items.len);
 	out = ex_new("rumor_body");
 	dcbor_put_map(out, 4);
 	dcbor_put_cstr(out, "rid");
@@ -651,8 +652,8 @@ make_examples(void)
 	ex_bytes("claim_sig", sig, sizeof(sig));
 
 	/* 5. The digest exchange: A holds the record, B holds nothing. */
-	space_digest(sp, GOSSIP_BUCKETS, dig);
-	bucket = space_bucket_of(eid, GOSSIP_BUCKETS);
+	space_digest(sp, DIGEST_BUCKETS, dig);
+	bucket = space_bucket_of(eid, DIGEST_BUCKETS);
 	ck_assert_uint_eq(bucket, eid[3] & 63);
 	{
 		const uint8_t *rm = rec_map(r);
@@ -663,8 +664,8 @@ make_examples(void)
 	out = ex_new("digest_body");
 	dcbor_put_map(out, 1);
 	dcbor_put_cstr(out, "b");
-	dcbor_put_array(out, GOSSIP_BUCKETS);
-	for (size_t i = 0; i < GOSSIP_BUCKETS; i++)
+	dcbor_put_array(out, DIGEST_BUCKETS);
+	for (size_t i = 0; i < DIGEST_BUCKETS; i++)
 		dcbor_put_uint(out, dig[i]);
 	for (int fin = 0; fin < 2; fin++) {
 		out = ex_new(fin ? "pull_resp_final" : "pull_resp_first");

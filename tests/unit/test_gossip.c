@@ -17,7 +17,6 @@
 #include "clock.h"
 #include "dcbor.h"
 #include "frame.h"
-#include "gossip.h"
 #include "identity.h"
 #include "link.h"
 #include "log.h"
