@@ -301,10 +301,29 @@ def test_control_doc_lists_every_counter():
     assert not missing, "docs/control.md does not name %s" % missing
 
 
+def test_control_doc_lists_every_gauge():
+    """docs/control.md's gauge table names exactly the gauges the peer
+    reports (each registered by the module that owns it)."""
+    import re
+    with open("docs/control.md") as fh:
+        doc = fh.read()
+    table = doc.split("| gauge | what it is |", 1)[1].split("\n\n", 1)[0]
+    documented = set()
+    for row in table.splitlines()[2:]:
+        documented.update(re.findall(r"`([^`]+)`", row.split("|")[1]))
+    with Fleet() as f:
+        gauges = set(f.add().start().metrics()["gauges"])
+    assert gauges == documented, ("reported, not documented: %s; "
+                                  "documented, not reported: %s" %
+                                  (sorted(gauges - documented),
+                                   sorted(documented - gauges)))
+
+
 if __name__ == "__main__":
     run([test_join_with_4_idle_sockets, test_join_with_64_idle_sockets,
          test_join_with_64_stalled_length_prefixes, test_preauth_timeout,
          test_preauth_frame_cap,
          test_handshake_violations_counted, test_truncated_frames_counted,
          test_wrong_rid_refused, test_doc_frame_example_checks_out,
-         test_control_doc_lists_every_counter])
+         test_control_doc_lists_every_counter,
+         test_control_doc_lists_every_gauge])
