@@ -23,6 +23,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "rng.h"
+
 struct bench_row {
 	const char	*name;		/* "Family.op_size", unique */
 	const char	*baseline;	/* another row's name, or NULL */
@@ -96,25 +98,14 @@ bench_escape(const void *p)
 #endif
 }
 
-/* splitmix64: deterministic filler for inputs (not for keys that matter). */
-static inline uint64_t
-bench_rng(uint64_t *s)
-{
-	uint64_t z = (*s += UINT64_C(0x9e3779b97f4a7c15));
-
-	z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-	z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-	return z ^ (z >> 31);
-}
-
-/* Fill p[0..n) with bench_rng bytes from seed. */
+/* Fill p[0..n) with splitmix64 bytes from seed (rng.h). */
 static inline void
 bench_fill(void *p, size_t n, uint64_t seed)
 {
 	uint8_t *b = p;
 
 	for (size_t i = 0; i < n; i++)
-		b[i] = (uint8_t)bench_rng(&seed);
+		b[i] = (uint8_t)rng_splitmix64(&seed);
 }
 
 #endif

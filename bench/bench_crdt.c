@@ -46,7 +46,7 @@ make_rec(struct crdt_rec *r, uint64_t *seed, uint64_t i, bool ahead)
 	uint64_t s2 = i;
 
 	for (size_t k = 0; k < sizeof(id); k += 8) {
-		uint64_t v = bench_rng(&s2) ^ *seed;
+		uint64_t v = rng_splitmix64(&s2) ^ *seed;
 
 		memcpy(id + k, &v, 8);
 	}

@@ -35,15 +35,15 @@ hlc_setup(void **state, size_t param)
 	(void)param;
 	if ((st = calloc(1, sizeof(*st))) == NULL)
 		return -1;
-	hlc_init(&st->clock, bench_rng(&seed));
+	hlc_init(&st->clock, rng_splitmix64(&seed));
 	dcbor_buf_init(&st->buf);
 	for (size_t i = 0; i < NSTAMPS; i++) {
 		struct hlc_stamp *s = &st->stamps[i];
 
-		s->phys = wall - 1000 + bench_rng(&seed) % 2000;
-		s->logical = (uint32_t)(bench_rng(&seed) % 16);
-		s->node = bench_rng(&seed);
-		st->skew[i] = (int64_t)(bench_rng(&seed) % 11) - 5;
+		s->phys = wall - 1000 + rng_splitmix64(&seed) % 2000;
+		s->logical = (uint32_t)(rng_splitmix64(&seed) % 16);
+		s->node = rng_splitmix64(&seed);
+		st->skew[i] = (int64_t)(rng_splitmix64(&seed) % 11) - 5;
 		st->off[i] = st->buf.len;
 		hlc_encode(&st->buf, s);
 		hlc_format(s, st->text[i], sizeof(st->text[i]));

@@ -16,6 +16,7 @@
 #include "dcbor.h"
 #include "neg.h"
 #include "riblt.h"
+#include "u64.h"
 
 #define N_COMMON	99500
 #define N_ONLY		500
@@ -36,10 +37,10 @@ recon_setup(void **state, size_t param)
 	if (st == NULL)
 		return -1;
 	for (size_t i = 0; i < N_COMMON; i++)
-		st->a[i] = st->b[i] = bench_rng(&seed);
+		st->a[i] = st->b[i] = rng_splitmix64(&seed);
 	for (size_t i = N_COMMON; i < N_SIDE; i++) {
-		st->a[i] = bench_rng(&seed);
-		st->b[i] = bench_rng(&seed);
+		st->a[i] = rng_splitmix64(&seed);
+		st->b[i] = rng_splitmix64(&seed);
 	}
 	*state = st;
 	return 0;
@@ -124,21 +125,13 @@ riblt_once(const struct recon_state *st, size_t *syms, size_t *bytes)
 }
 
 static int
-cmp_u64(const void *x, const void *y)
-{
-	uint64_t p = *(const uint64_t *)x, q = *(const uint64_t *)y;
-
-	return p < q ? -1 : p > q;
-}
-
-static int
 run_sort(void *state, uint64_t n)
 {
 	struct recon_state *st = state;
 
 	for (uint64_t i = 0; i < n; i++) {
 		memcpy(st->tmp, st->a, sizeof(st->tmp));
-		qsort(st->tmp, N_SIDE, sizeof(uint64_t), cmp_u64);
+		qsort(st->tmp, N_SIDE, sizeof(uint64_t), u64_cmp);
 		bench_escape(st->tmp);
 	}
 	bench_consume(st->tmp[0]);

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "hist.h"
+#include "u64.h"
 #include "xmalloc.h"
 
 _Static_assert(HIST_MAX_VALUE >= (1ull << 31) && HIST_MAX_VALUE < (1ull << 32),
@@ -57,12 +58,13 @@ hist_bucket(unsigned i, uint64_t *lo, uint64_t *width)
 	*width = (uint64_t)1 << shift;
 }
 
+/* a + b, capped at HIST_VALUE_CAP. */
 static uint64_t
-sat_add(uint64_t a, uint64_t b)
+sum_capped(uint64_t a, uint64_t b)
 {
-	if (b > HIST_VALUE_CAP || a > HIST_VALUE_CAP - b)
-		return HIST_VALUE_CAP;
-	return a + b;
+	uint64_t s = u64_sat_add(a, b);
+
+	return s > HIST_VALUE_CAP ? HIST_VALUE_CAP : s;
 }
 
 static uint64_t
@@ -112,7 +114,7 @@ hist_record_n(struct hist *h, uint64_t v, uint64_t n)
 		v = HIST_VALUE_CAP;
 	h->counts[hist_index(v)] += n;
 	h->count += n;
-	h->sum = sat_add(h->sum, sat_mul(v, n));
+	h->sum = sum_capped(h->sum, sat_mul(v, n));
 	if (v < h->min)
 		h->min = v;
 	if (v > h->max)
@@ -133,7 +135,7 @@ hist_merge(struct hist *dst, const struct hist *src)
 	for (unsigned i = 0; i < HIST_BUCKETS; i++)
 		dst->counts[i] += src->counts[i];
 	dst->count += src->count;
-	dst->sum = sat_add(dst->sum, src->sum);
+	dst->sum = sum_capped(dst->sum, src->sum);
 	if (src->min < dst->min)
 		dst->min = src->min;
 	if (src->max > dst->max)

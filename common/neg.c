@@ -8,8 +8,10 @@
 
 #include <xxhash.h>
 
+#include "be.h"
 #include "dcbor.h"
 #include "neg.h"
+#include "u64.h"
 #include "xmalloc.h"
 
 enum neg_mode { NEG_SKIP = 0, NEG_FP = 1, NEG_IDS = 2 };
@@ -31,13 +33,6 @@ struct out {
 	uint64_t		 skip_upper;
 };
 
-static int
-cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
 
 struct neg *
 neg_new(const uint64_t *items, size_t n)
@@ -48,7 +43,7 @@ neg_new(const uint64_t *items, size_t n)
 	ng->v = xcalloc(n ? n : 1, sizeof(*ng->v));
 	if (n > 0)
 		memcpy(ng->v, items, n * sizeof(*items));
-	qsort(ng->v, n, sizeof(*ng->v), cmp_u64);
+	qsort(ng->v, n, sizeof(*ng->v), u64_cmp);
 	for (size_t i = 0; i < n; i++)
 		if (k == 0 || ng->v[k - 1] != ng->v[i])
 			ng->v[k++] = ng->v[i];
@@ -236,16 +231,6 @@ neg_initiate(struct neg *ng, struct dcbor_buf *dst)
 	dcbor_buf_free(&o.tmp);
 }
 
-static uint64_t
-be64(const uint8_t *p)
-{
-	uint64_t v = 0;
-
-	for (int k = 0; k < 8; k++)
-		v = v << 8 | p[k];
-	return v;
-}
-
 /* Both sides of the difference in [a, b) against the sender's list. */
 static int
 diff_ids(const struct neg *ng, size_t a, size_t b, const uint8_t *p,
@@ -258,7 +243,7 @@ diff_ids(const struct neg *ng, size_t a, size_t b, const uint8_t *p,
 	if (len % 8 != 0)
 		return -1;
 	for (size_t i = 0; i < m; i++) {
-		uint64_t x = be64(p + 8 * i);
+		uint64_t x = be_get64(p + 8 * i);
 
 		if ((i > 0 && x <= prev) || x < lo || (!inf && x >= hi))
 			return -1;

@@ -17,6 +17,8 @@
 #include <openssl/evp.h>
 #include <xxhash.h>
 
+#include "be.h"
+#include "bit.h"
 #include "dcbor.h"
 #include "manifest.h"
 #include "fileio.h"
@@ -72,35 +74,6 @@ path_in(char *out, size_t len, const char *dir, const char *name)
 	snprintf(out, len, "%s/%s", dir, name);
 }
 
-static void
-put_be32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 24);
-	p[1] = (uint8_t)(v >> 16);
-	p[2] = (uint8_t)(v >> 8);
-	p[3] = (uint8_t)v;
-}
-
-static uint32_t
-get_be32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
-	    (uint32_t)p[2] << 8 | p[3];
-}
-
-static void
-put_be64(uint8_t *p, uint64_t v)
-{
-	put_be32(p, (uint32_t)(v >> 32));
-	put_be32(p + 4, (uint32_t)v);
-}
-
-static uint64_t
-get_be64(const uint8_t *p)
-{
-	return (uint64_t)get_be32(p) << 32 | get_be32(p + 4);
-}
-
 static int
 pread_all(int fd, uint8_t *p, size_t n, uint64_t off)
 {
@@ -119,24 +92,6 @@ pread_all(int fd, uint8_t *p, size_t n, uint64_t off)
 		p += r;
 		n -= (size_t)r;
 		off += (uint64_t)r;
-	}
-	return 0;
-}
-
-static int
-pwrite_all(int fd, const uint8_t *p, size_t n, uint64_t off)
-{
-	while (n > 0) {
-		ssize_t w = pwrite(fd, p, n, (off_t)off);
-
-		if (w == -1) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		p += w;
-		n -= (size_t)w;
-		off += (uint64_t)w;
 	}
 	return 0;
 }
@@ -191,18 +146,6 @@ read_file(const char *path, size_t max, size_t *len)
 	return buf;
 }
 
-static void
-bit_set(uint8_t *bits, uint32_t i)
-{
-	bits[i / 8] |= (uint8_t)(0x80u >> (i % 8));
-}
-
-static bool
-bit_get(const uint8_t *bits, uint32_t i)
-{
-	return (bits[i / 8] & (0x80u >> (i % 8))) != 0;
-}
-
 /* Read the map file; true if it is whole and for this manifest. */
 static bool
 map_load(struct pstore *ps)
@@ -218,14 +161,14 @@ map_load(struct pstore *ps)
 		return false;
 	if (len == want && memcmp(buf, PSTORE_MAGIC, 4) == 0 &&
 	    buf[4] == PSTORE_MAP_VERSION &&
-	    get_be32(buf + 8) == ps->m.npieces &&
-	    get_be64(buf + want - 8) == XXH64(buf, want - 8, 0)) {
+	    be_get32(buf + 8) == ps->m.npieces &&
+	    be_get64(buf + want - 8) == XXH64(buf, want - 8, 0)) {
 		const uint8_t *bits = buf + PSTORE_MAP_HEAD;
 
 		for (uint32_t i = 0; i < ps->m.npieces; i++)
 			count += bit_get(bits, i);
 		/* Bits past the last piece must be clear. */
-		ok = count == get_be32(buf + 12) && (ps->m.npieces % 8 == 0 ||
+		ok = count == be_get32(buf + 12) && (ps->m.npieces % 8 == 0 ||
 		    (bits[ps->nbytes - 1] & (0xffu >> (ps->m.npieces % 8))) == 0);
 		if (ok) {
 			memcpy(ps->bits, bits, ps->nbytes);
@@ -560,7 +503,7 @@ put_direct(struct pstore *ps, uint32_t i, const uint8_t *p, size_t len)
 	}
 	s->used = false;
 	memcpy(s->buf, p, len);
-	if (pwrite_all(ps->dfd, s->buf, len, off) == -1) {
+	if (fileio_pwrite_all(ps->dfd, s->buf, len, off) == -1) {
 		if (errno == EINVAL) {		/* alignment refused: buffered */
 			close(ps->dfd);
 			ps->dfd = -1;
@@ -582,7 +525,7 @@ pstore_put(struct pstore *ps, uint32_t i, const uint8_t *p, size_t len)
 		return PSTORE_DUP;
 	if (!manifest_piece_ok(&ps->m, i, p, len))
 		return PSTORE_EBAD;
-	if (put_direct(ps, i, p, len) == -1 && pwrite_all(ps->fd, p, len,
+	if (put_direct(ps, i, p, len) == -1 && fileio_pwrite_all(ps->fd, p, len,
 	    manifest_piece_off(&ps->m, i)) == -1)
 		return PSTORE_EIO;
 	bit_set(ps->bits, i);
@@ -623,10 +566,10 @@ pstore_flush(struct pstore *ps)
 	buf = xcalloc(1, len);
 	memcpy(buf, PSTORE_MAGIC, 4);
 	buf[4] = PSTORE_MAP_VERSION;
-	put_be32(buf + 8, ps->m.npieces);
-	put_be32(buf + 12, ps->count);
+	be_put32(buf + 8, ps->m.npieces);
+	be_put32(buf + 12, ps->count);
 	memcpy(buf + PSTORE_MAP_HEAD, ps->bits, ps->nbytes);
-	put_be64(buf + len - 8, XXH64(buf, len - 8, 0));
+	be_put64(buf + len - 8, XXH64(buf, len - 8, 0));
 	path_in(path, sizeof(path), ps->dir, PSTORE_HAVE);
 	rc = write_atomic(path, buf, len);
 	free(buf);

@@ -8,8 +8,11 @@
 
 #include <xxhash.h>
 
+#include "be.h"
 #include "dcbor.h"
 #include "riblt.h"
+#include "rng.h"
+#include "u64.h"
 #include "xmalloc.h"
 
 #define RIBLT_SEED	0x52494240u	/* the checksum's XXH3 seed */
@@ -53,26 +56,15 @@ riblt_checksum(uint64_t x)
 {
 	uint8_t b[8];
 
-	for (int k = 0; k < 8; k++)
-		b[k] = (uint8_t)(x >> (56 - 8 * k));
+	be_put64(b, x);
 	return XXH3_64bits_withSeed(b, sizeof(b), RIBLT_SEED);
-}
-
-static uint64_t
-splitmix(uint64_t *st)
-{
-	uint64_t z = (*st += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
 }
 
 /* The index after idx: a gap drawn so that P(index i) ~ 1/(1 + i/2). */
 static uint64_t
 next_index(uint64_t idx, uint64_t *st)
 {
-	double u = (double)((splitmix(st) >> 11) + 1) * 0x1p-53;
+	double u = (double)((rng_splitmix64(st) >> 11) + 1) * 0x1p-53;
 	double g = ceil(((double)idx + 1.5) * (1.0 / sqrt(u) - 1.0));
 
 	if (g < 1)
@@ -163,14 +155,6 @@ rset_apply(struct rset *s, uint64_t i, struct riblt_sym *c)
 	}
 }
 
-static int
-cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /* The distinct items, each with delta, all waiting for symbol 0. */
 static void
 rset_fill(struct rset *s, const uint64_t *items, size_t n, int delta)
@@ -179,7 +163,7 @@ rset_fill(struct rset *s, const uint64_t *items, size_t n, int delta)
 
 	if (n > 0)
 		memcpy(v, items, n * sizeof(*v));
-	qsort(v, n, sizeof(*v), cmp_u64);
+	qsort(v, n, sizeof(*v), u64_cmp);
 	for (size_t i = 0; i < n; i++)
 		if (i == 0 || v[i] != v[i - 1])
 			rset_link(s, rset_add(s, v[i], delta), 0);

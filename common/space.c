@@ -24,6 +24,7 @@
 #include <xxhash.h>
 
 #include "space_int.h"
+#include "u64.h"
 #include "xmalloc.h"
 
 #define TAB_MIN		64
@@ -332,12 +333,6 @@ retention_ms(uint64_t max_lease)
 	return 2 * max_lease;
 }
 
-static uint64_t
-sat_add(uint64_t a, uint64_t b)
-{
-	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
-}
-
 static void
 emit(struct space *sp, enum space_event ev, const struct space_rec *r)
 {
@@ -408,7 +403,7 @@ rec_refresh(struct space *sp, struct space_rec *r, uint64_t now,
 			next = r->cr.claim.expiry_ms;
 	} else {
 		/* Outlive the lease, so no stale copy can bring it back. */
-		r->gc_at = sat_add(st->lease.expires_ms,
+		r->gc_at = u64_sat_add(st->lease.expires_ms,
 		    retention_ms(sp->max_lease_ms));
 		if (r->gc_at <= now)
 			r->gc_at = now + 1;
@@ -641,7 +636,7 @@ advance(struct space *sp, uint64_t now)
 {
 	uint64_t keep = retention_ms(sp->max_lease_ms);
 
-	while (sp->ngc > 0 && sat_add(sp->gc[0]->expires_ms, keep) <= now)
+	while (sp->ngc > 0 && u64_sat_add(sp->gc[0]->expires_ms, keep) <= now)
 		rec_collect(sp, (struct space_rec *)(void *)sp->gc[0]);
 	while (sp->nheap > 0 && sp->heap[0].at <= now) {
 		struct due d = heap_pop(sp);
@@ -685,7 +680,7 @@ rec_insert_compact(struct space *sp, const struct crdt_rec *cr, uint64_t now)
 
 	if (sp->nrec >= sp->max)
 		return SPACE_EFULL;
-	if (now >= sat_add(cr->st.lease.expires_ms,
+	if (now >= u64_sat_add(cr->st.lease.expires_ms,
 	    retention_ms(sp->max_lease_ms)))
 		return SPACE_EEXPIRED;
 	if (state_packs(&cr->st)) {
@@ -828,7 +823,7 @@ space_merge(struct space *sp, struct entry *e, const struct crdt_rec *cr,
 	/* The entry's own lease is the register's first write everywhere. */
 	crdt_state_lease(&r->cr.st, &e->stamp, entry_expires_ms(e));
 	maxl = e->lease_ms > sp->max_lease_ms ? e->lease_ms : sp->max_lease_ms;
-	if (now_ms >= sat_add(r->cr.st.lease.expires_ms,
+	if (now_ms >= u64_sat_add(r->cr.st.lease.expires_ms,
 	    retention_ms(maxl))) {
 		rec_destroy(sp, r);
 		return SPACE_EEXPIRED;
@@ -916,7 +911,7 @@ space_claim_make(const struct space *sp, const struct space_rec *r,
 	out->bid = 0;
 	out->stamp = *stamp;
 	memcpy(out->holder, sp->self, IDENTITY_ID_LEN);
-	out->expiry_ms = sat_add(now_ms, take_ms);
+	out->expiry_ms = u64_sat_add(now_ms, take_ms);
 }
 
 int

@@ -21,6 +21,7 @@
 #include "hist.h"
 #include "log.h"
 #include "measures.h"
+#include "rng.h"
 #include "xmalloc.h"
 
 volatile sig_atomic_t engine_interrupted;
@@ -28,12 +29,7 @@ volatile sig_atomic_t engine_interrupted;
 uint64_t
 engine_rng(struct run *r)
 {
-	uint64_t x = r->rng;
-
-	x ^= x << 13;
-	x ^= x >> 7;
-	x ^= x << 17;
-	return r->rng = x;
+	return rng_xorshift64(&r->rng);
 }
 
 uint64_t

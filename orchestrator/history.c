@@ -19,6 +19,7 @@
 #include "ctl.h"
 #include "engine.h"
 #include "fleet.h"
+#include "u64.h"
 #include "xmalloc.h"
 
 static void
@@ -328,14 +329,6 @@ history_taken(struct run *r)
 	return json_object_size(r->takes);
 }
 
-static int
-cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /*
  * The winners' own stamps say when the n-th task fell, so a take step's
  * end does not depend on how often the engine looks (the peers' and the
@@ -364,7 +357,7 @@ history_nth_taken_us(struct run *r, size_t n)
 		}
 		first[k++] = lo;
 	}
-	qsort(first, k, sizeof(*first), cmp_u64);
+	qsort(first, k, sizeof(*first), u64_cmp);
 	at = first[n - 1];
 	free(first);
 	return at == UINT64_MAX ? 0 : at;

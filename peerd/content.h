@@ -19,6 +19,7 @@
 
 #include <jansson.h>
 
+#include "bit.h"
 #include "manifest.h"
 #include "swarm.h"
 
@@ -98,25 +99,6 @@ struct content {
 /* Every content, oldest first: CONTENT_FOREACH(c) { ... }. */
 #define CONTENT_FOREACH(c)						\
 	for ((c) = content_first(); (c) != NULL; (c) = TAILQ_NEXT((c), entry))
-
-/* Bit i of a piece bitfield (the most significant bit of byte 0 first). */
-static inline bool
-bit_get(const uint8_t *bits, uint32_t i)
-{
-	return (bits[i / 8] & (0x80u >> (i % 8))) != 0;
-}
-
-static inline void
-bit_set(uint8_t *bits, uint32_t i)
-{
-	bits[i / 8] |= (uint8_t)(0x80u >> (i % 8));
-}
-
-static inline void
-bit_clr(uint8_t *bits, uint32_t i)
-{
-	bits[i / 8] &= (uint8_t)~(0x80u >> (i % 8));
-}
 
 /* The bytes of c's piece bitfields (its manifest is known). */
 static inline size_t

@@ -11,6 +11,7 @@
 
 #include "fault.h"
 #include "member.h"
+#include "rng.h"
 #include "trace.h"
 #include "xmalloc.h"
 
@@ -24,21 +25,11 @@ fault_seed(uint64_t seed)
 	fault_rng = seed ? seed : 0x9e3779b97f4a7c15ull;
 }
 
-static uint64_t
-rng_next(void)
-{
-	uint64_t x = fault_rng;
-
-	x ^= x << 13;
-	x ^= x >> 7;
-	x ^= x << 17;
-	return fault_rng = x;
-}
 
 static double
 rng_unit(void)
 {
-	return (double)(rng_next() >> 11) / 9007199254740992.0;
+	return (double)(rng_xorshift64(&fault_rng) >> 11) / 9007199254740992.0;
 }
 
 static struct fault_rule *
@@ -69,7 +60,8 @@ fault_on_send(const uint8_t id[IDENTITY_ID_LEN], uint64_t *delay_us)
 		return -1;
 	if (r->delay_ms > 0 || r->jitter_ms > 0) {
 		uint64_t j = r->jitter_ms ?
-		    rng_next() % ((uint64_t)r->jitter_ms * 1000u + 1) : 0;
+		    rng_xorshift64(&fault_rng) % ((uint64_t)r->jitter_ms * 1000u +
+		    1) : 0;
 
 		*delay_us = (uint64_t)r->delay_ms * 1000u + j;
 	}

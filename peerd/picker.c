@@ -14,6 +14,7 @@
 #include "content.h"
 #include "member.h"
 #include "pstore.h"
+#include "rng.h"
 #include "picker.h"
 #include "source.h"
 #include "xmalloc.h"
@@ -28,21 +29,11 @@ picker_init(picker_want_fn want)
 	RAND_bytes((unsigned char *)&rng_state, sizeof(rng_state));
 }
 
-static uint64_t
-rng_next(void)
-{
-	uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
 /* A pseudo-random number below n (0 if n is 0). */
 uint32_t
 picker_rand(uint32_t n)
 {
-	return n ? (uint32_t)(rng_next() % n) : 0;
+	return n ? (uint32_t)(rng_splitmix64(&rng_state) % n) : 0;
 }
 
 /* Slots for s: a seed gets half while other fetchers can serve too. */

@@ -25,6 +25,7 @@
 #include "peerd.h"
 #include "pstore.h"
 #include "publish.h"
+#include "rng.h"
 #include "sha256.h"
 #include "swarm.h"
 #include "trace.h"
@@ -33,21 +34,11 @@
 static uint32_t		 stage_serial;
 
 /* Blob byte k is byte k % 8 of the (k / 8 + 1)-th splitmix64 output. */
-static uint64_t
-gen_next(uint64_t *st)
-{
-	uint64_t z = (*st += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
 static void
 gen_fill(uint64_t *st, uint8_t *buf, size_t n)
 {
 	for (size_t i = 0; i < n; i += 8) {
-		uint64_t v = gen_next(st);
+		uint64_t v = rng_splitmix64(st);
 
 		for (size_t k = 0; k < 8 && i + k < n; k++)
 			buf[i + k] = (uint8_t)(v >> (8 * k));

@@ -116,7 +116,7 @@ source_drop_piece(struct content *c, struct source *s, uint32_t i)
 {
 	if (!bit_get(s->bits, i))
 		return;
-	bit_clr(s->bits, i);
+	bit_clear(s->bits, i);
 	s->nhave--;
 	c->avail[i]--;
 }

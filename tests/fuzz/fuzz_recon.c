@@ -38,6 +38,7 @@
 #include "recon.h"
 #include "replica.h"
 #include "riblt.h"
+#include "rng.h"
 #include "stats.h"
 #include "trace.h"
 
@@ -61,11 +62,7 @@ static const uint32_t	 kinds[5] = { FRAME_RECON_NEG, FRAME_RECON_SYMS,
 static uint64_t
 mix(uint64_t *s)
 {
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
+	return rng_splitmix64(s);
 }
 
 static void

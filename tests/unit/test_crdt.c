@@ -13,6 +13,7 @@
 #include <check.h>
 
 #include "crdt.h"
+#include "rng.h"
 #include "dcbor.h"
 
 #define ROUNDS	4000
@@ -22,12 +23,7 @@ static uint64_t seed, rng;
 static uint64_t
 rnd(void)
 {
-	/* splitmix64 */
-	uint64_t z = (rng += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
+	return rng_splitmix64(&rng);
 }
 
 static uint64_t

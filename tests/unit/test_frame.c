@@ -21,6 +21,7 @@
 
 #include "dcbor.h"
 #include "frame.h"
+#include "rng.h"
 #include "hlc.h"
 #include "identity.h"
 #include "linkkey.h"
@@ -33,11 +34,7 @@ static uint64_t test_seed;
 static uint64_t
 rnd(uint64_t *st)
 {
-	uint64_t z = (*st += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
+	return rng_splitmix64(st);
 }
 
 static void

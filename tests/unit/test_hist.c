@@ -21,6 +21,7 @@
 #include <jansson.h>
 
 #include "hist.h"
+#include "rng.h"
 
 static const double pcts[] = { 0, 1, 50, 90, 99, 99.9, 100 };
 #define NPCTS (sizeof(pcts) / sizeof(pcts[0]))
@@ -41,11 +42,7 @@ seed_rng(void)
 static uint64_t
 next_u64(void)
 {
-	uint64_t z = (rng += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
+	return rng_splitmix64(&rng);
 }
 
 /* Uniform in [0, 1). */

@@ -17,6 +17,8 @@
 #include "dcbor.h"
 #include "neg.h"
 #include "riblt.h"
+#include "rng.h"
+#include "u64.h"
 
 static uint64_t seed = 15;
 static uint64_t rng;
@@ -24,25 +26,13 @@ static uint64_t rng;
 static uint64_t
 rnd(void)
 {
-	uint64_t z = (rng += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
+	return rng_splitmix64(&rng);
 }
 
 struct pair {
 	uint64_t	*a, *b, *u;	/* A, B and the union */
 	size_t		 na, nb, nu;
 };
-
-static int
-cmp_u64(const void *x, const void *y)
-{
-	uint64_t p = *(const uint64_t *)x, q = *(const uint64_t *)y;
-
-	return p < q ? -1 : p > q;
-}
 
 /* common items shared, only_a and only_b items on one side each. */
 static void
@@ -63,7 +53,7 @@ pair_make(struct pair *p, size_t common, size_t only_a, size_t only_b)
 		p->u[p->nu++] = p->a[p->na++] = rnd();
 	for (size_t i = 0; i < only_b; i++)
 		p->u[p->nu++] = p->b[p->nb++] = rnd();
-	qsort(p->u, p->nu, sizeof(uint64_t), cmp_u64);
+	qsort(p->u, p->nu, sizeof(uint64_t), u64_cmp);
 }
 
 static void
@@ -88,7 +78,7 @@ check_union(const struct pair *p, const uint64_t *side, size_t n,
 		memcpy(v + n, got1->v, got1->n * sizeof(uint64_t));
 	if (got2->n > 0)
 		memcpy(v + n + got1->n, got2->v, got2->n * sizeof(uint64_t));
-	qsort(v, m, sizeof(uint64_t), cmp_u64);
+	qsort(v, m, sizeof(uint64_t), u64_cmp);
 	for (size_t i = 0; i < m; i++)
 		if (k == 0 || v[k - 1] != v[i])
 			v[k++] = v[i];
