@@ -10,14 +10,17 @@
 #define PEERD_STUB_H
 
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <event2/event.h>
 
 #include "clock.h"
 #include "identity.h"
+#include "log.h"
 #include "member.h"
 #include "peerd.h"
+#include "stats.h"
 #include "replica.h"
 #include "trace.h"
 
@@ -47,6 +50,27 @@ stub_conf(void)
 	memset(pd, 0, sizeof(*pd));
 	conf_defaults(&pd->conf);
 	pd->conf.name = "t";
+}
+
+/*
+ * The daemon a fixture starts from, after stub_conf and its knobs: the
+ * log (errors only) under name, the identity of seed bytes 7, a loop, the
+ * trace, the clock, the counters and the member table.
+ */
+static inline void
+stub_daemon(const char *name)
+{
+	uint8_t seed[IDENTITY_SEED_LEN];
+
+	log_init(name, LOG_LVL_ERROR, NULL);
+	memset(seed, 7, sizeof(seed));
+	if (identity_from_seed(&pd->ident, seed) == -1 ||
+	    (pd->base = event_base_new()) == NULL)
+		abort();
+	trace_init(64);
+	hlc_init(&pd->hlc, pd->ident.node);
+	stats_init();
+	member_init();
 }
 
 /* What every fixture holds, freed: replica, members, trace, loop, key. */

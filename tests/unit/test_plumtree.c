@@ -69,21 +69,12 @@ neighbour(uint8_t idb, const char *name, size_t slot)
 static void
 setup(void)
 {
-	uint8_t seed[IDENTITY_SEED_LEN];
-
 	stub_conf();
 	pd->conf.graft_ms = 20;
 	pd->conf.lazy_ms = 10;
 	pd->conf.batch_ms = 0;
 	pd->conf.gossip_ms = 3600000;	/* no anti-entropy in the way */
-	log_init("test_plumtree", LOG_LVL_ERROR, NULL);
-	memset(seed, 7, sizeof(seed));
-	ck_assert_int_eq(identity_from_seed(&pd->ident, seed), 0);
-	pd->base = event_base_new();
-	trace_init(64);
-	hlc_init(&pd->hlc, pd->ident.node);
-	stats_init();
-	member_init();
+	stub_daemon("test_plumtree");
 	fake_link_reset();
 	replica_init();			/* the fake store */
 	plumtree_init();		/* its link observer */

@@ -50,18 +50,9 @@ neighbour(uint8_t idb, const char *name)
 static void
 setup(void)
 {
-	uint8_t seed[IDENTITY_SEED_LEN];
-
 	stub_conf();
 	pd->conf.gossip_ms = 3600000;	/* no periodic repair unless asked */
-	log_init("test_reconcile", LOG_LVL_ERROR, NULL);
-	memset(seed, 7, sizeof(seed));
-	ck_assert_int_eq(identity_from_seed(&pd->ident, seed), 0);
-	pd->base = event_base_new();
-	trace_init(64);
-	hlc_init(&pd->hlc, pd->ident.node);
-	stats_init();
-	member_init();
+	stub_daemon("test_reconcile");
 	fake_link_reset();
 	replica_init();			/* the fake store */
 	recon_init();

@@ -62,17 +62,10 @@ soon(void)
 static void
 setup(void)
 {
-	uint8_t seed[IDENTITY_SEED_LEN], id[IDENTITY_ID_LEN];
+	uint8_t id[IDENTITY_ID_LEN];
 
 	stub_conf();
-	log_init("test_vote", LOG_LVL_ERROR, NULL);
-	memset(seed, 7, sizeof(seed));
-	ck_assert_int_eq(identity_from_seed(&pd->ident, seed), 0);
-	pd->base = event_base_new();
-	trace_init(64);
-	hlc_init(&pd->hlc, pd->ident.node);
-	stats_init();
-	member_init();
+	stub_daemon("test_vote");
 	fake_link_reset();
 	ncount = nsoon = 0;
 	vote_init(count, soon);
@@ -87,7 +80,7 @@ teardown(void)
 {
 	space_free(sp);
 	vote_free();
-	member_free_all();
+	member_free_all();	/* stub_free less the replica: there is none */
 	trace_free();
 	event_base_free(pd->base);
 	identity_free(&pd->ident);
