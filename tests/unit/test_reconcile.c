@@ -158,6 +158,7 @@ START_TEST(the_periodic_repair_waits_for_its_period)
 	pd->conf.reconcile = RECON_DIGEST;
 	pd->conf.gossip_ms = pd->conf.repair_max_ms = 60000;
 	t = clock_mono_ms();
+	recon_free();
 	recon_init();			/* the period starts now */
 	fake_link_up(a, 0);
 	fake_link_clear();
