@@ -1,9 +1,10 @@
 /*
  * fake_store.h: one stand-in for peerd/replica.c, for the unit tests of a
  * protocol on the store (plumtree, recon, take) without the real one:
- * include it once, from the test's own .c file; it defines replica_* (so
- * the archive's replica.o is not pulled in), as fake_link.h and
- * fake_clock.h stand in for link.c and clock.c.
+ * include it once, from the test's own .c file; it defines replica_* but
+ * replica_init (so the archive's replica.o is not pulled in: the test
+ * starts it with fake_store_init), as fake_link.h and fake_clock.h stand
+ * in for link.c and clock.c.
  *
  * Records live in a common/space of its own and are merged as they come:
  * no signature is verified, no claim checked, and the store's counters
@@ -59,8 +60,12 @@ fake_store_local(const uint8_t id[ENTRY_ID_LEN], bool urgent)
 		fake_store_tell(&e);
 }
 
-void
-replica_init(void)
+/*
+ * The fake's start, in place of replica_init (which it does not define:
+ * a test that called it would link the real replica and fail to link).
+ */
+static void
+fake_store_init(void)
 {
 	fake_sp = space_new(pd->ident.node, pd->ident.id, 100000);
 	fake_applied = 0;

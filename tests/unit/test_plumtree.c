@@ -2,7 +2,7 @@
  * test_plumtree.c: the broadcast trees of plumtree.c against three
  * neighbours played by the test.  The link layer is fake_link.h's and the
  * store fake_store.h's (so neither link.c nor replica.c is linked, and
- * replica_init is the fake's): a member "has a link" when its pointer is
+ * replica_init is never called): a member "has a link" when its pointer is
  * set, every frame plumtree.c sends is captured, and the records a rumor
  * brings are merged unverified and counted.  What it shows: a rumor
  * goes eagerly to every neighbour but the one it came from; a duplicate
@@ -76,7 +76,7 @@ setup(void)
 	pd->conf.gossip_ms = 3600000;	/* no anti-entropy in the way */
 	stub_daemon("test_plumtree");
 	fake_link_reset();
-	replica_init();			/* the fake store */
+	fake_store_init();		/* no replica_init: the fake store */
 	plumtree_init();		/* its link observer */
 	a = neighbour(0xaa, "a", 0);
 	b = neighbour(0xbb, "b", 1);

@@ -2,7 +2,7 @@
  * test_reconcile.c: peerd's anti-entropy (recon.c and the digest method,
  * digest.c) against a neighbour played by the test, on fake links
  * (fake_link.h) and a fake store (fake_store.h): no link.c, no replica.c,
- * no replica_init but the fake's.  What it shows: recon_init and
+ * no replica_init.  What it shows: recon_init and
  * digest_init register their kinds; a link that comes up catches up at
  * once (the digest with --reconcile digest; a negentropy session started
  * by the end with the lower id only); the periodic repair leaves when its
@@ -54,7 +54,7 @@ setup(void)
 	pd->conf.gossip_ms = 3600000;	/* no periodic repair unless asked */
 	stub_daemon("test_reconcile");
 	fake_link_reset();
-	replica_init();			/* the fake store */
+	fake_store_init();		/* no replica_init: the fake store */
 	recon_init();
 	digest_init();
 }
