@@ -114,46 +114,43 @@ rotr32(uint32_t x, unsigned n)
 	return (x >> n) | (x << (32 - n));
 }
 
-static inline void
-g(uint32_t *v, int a, int b, int c, int d, uint32_t x, uint32_t y)
-{
-	v[a] = v[a] + v[b] + x;
-	v[d] = rotr32(v[d] ^ v[a], 16);
-	v[c] = v[c] + v[d];
-	v[b] = rotr32(v[b] ^ v[c], 12);
-	v[a] = v[a] + v[b] + y;
-	v[d] = rotr32(v[d] ^ v[a], 8);
-	v[c] = v[c] + v[d];
-	v[b] = rotr32(v[b] ^ v[c], 7);
-}
+/* The portable width of blake3_round.h: one 32-bit word. */
+typedef uint32_t vec;
+
+static inline vec add(vec a, vec b) { return a + b; }
+static inline vec xor(vec a, vec b) { return a ^ b; }
+static inline vec set1(uint32_t x) { return x; }
+static inline vec rot16(vec x) { return rotr32(x, 16); }
+static inline vec rot12(vec x) { return rotr32(x, 12); }
+static inline vec rot8(vec x) { return rotr32(x, 8); }
+static inline vec rot7(vec x) { return rotr32(x, 7); }
+
+#include "blake3_round.h"
 
 /* The 16-word state after the 7 rounds (not yet fed forward). */
 static void
 compress_state(uint32_t v[16], const uint32_t cv[8], const uint8_t block[64],
     uint8_t block_len, uint64_t counter, uint8_t flags)
 {
-	uint32_t m[16];
+	vec h0 = cv[0], h1 = cv[1], h2 = cv[2], h3 = cv[3], h4 = cv[4],
+	    h5 = cv[5], h6 = cv[6], h7 = cv[7];
+	vec clo = (uint32_t)counter, chi = (uint32_t)(counter >> 32);
+	vec blen = block_len;
+	vec m0 = load32(block), m1 = load32(block + 4),
+	    m2 = load32(block + 8), m3 = load32(block + 12),
+	    m4 = load32(block + 16), m5 = load32(block + 20),
+	    m6 = load32(block + 24), m7 = load32(block + 28),
+	    m8 = load32(block + 32), m9 = load32(block + 36),
+	    m10 = load32(block + 40), m11 = load32(block + 44),
+	    m12 = load32(block + 48), m13 = load32(block + 52),
+	    m14 = load32(block + 56), m15 = load32(block + 60);
+	B3_STATE(flags);
 
-	for (int i = 0; i < 16; i++)
-		m[i] = load32(block + 4 * i);
-	memcpy(v, cv, 32);
-	memcpy(v + 8, blake3_iv, 16);
-	v[12] = (uint32_t)counter;
-	v[13] = (uint32_t)(counter >> 32);
-	v[14] = block_len;
-	v[15] = flags;
-	for (int r = 0; r < 7; r++) {
-		const uint8_t *s = blake3_schedule[r];
-
-		g(v, 0, 4, 8, 12, m[s[0]], m[s[1]]);
-		g(v, 1, 5, 9, 13, m[s[2]], m[s[3]]);
-		g(v, 2, 6, 10, 14, m[s[4]], m[s[5]]);
-		g(v, 3, 7, 11, 15, m[s[6]], m[s[7]]);
-		g(v, 0, 5, 10, 15, m[s[8]], m[s[9]]);
-		g(v, 1, 6, 11, 12, m[s[10]], m[s[11]]);
-		g(v, 2, 7, 8, 13, m[s[12]], m[s[13]]);
-		g(v, 3, 4, 9, 14, m[s[14]], m[s[15]]);
-	}
+	B3_ROUNDS();
+	v[0] = v0; v[1] = v1; v[2] = v2; v[3] = v3;
+	v[4] = v4; v[5] = v5; v[6] = v6; v[7] = v7;
+	v[8] = v8; v[9] = v9; v[10] = v10; v[11] = v11;
+	v[12] = v12; v[13] = v13; v[14] = v14; v[15] = v15;
 }
 
 /* cv = the first 8 output words of compressing block under cv. */
@@ -205,8 +202,28 @@ hash_one(const uint8_t *in, size_t blocks, const uint32_t key[8],
 	words_to_bytes(cv, out);
 }
 
-/* n inputs of `blocks` full blocks each: the widest kernels first, then
- * narrower ones for what is left, then portable (blake3_int.h's contract). */
+typedef void kernel_fn(const uint8_t *const *, size_t, const uint32_t *,
+    uint64_t, int, uint8_t, uint8_t, uint8_t, uint8_t *);
+
+/* Fewer than a kernel's lanes: the last input repeated in the spare lanes,
+ * their outputs dropped (one wide call beats narrow ones and portable). */
+static void
+hash_padded(kernel_fn *fn, size_t lanes, const uint8_t *const *in, size_t n,
+    size_t blocks, const uint32_t key[8], uint64_t counter, int inc,
+    uint8_t flags, uint8_t flags_start, uint8_t flags_end, uint8_t *out)
+{
+	const uint8_t *ptr[16];
+	uint8_t tmp[16 * 32];
+
+	for (size_t i = 0; i < lanes; i++)
+		ptr[i] = in[i < n ? i : n - 1];
+	fn(ptr, blocks, key, counter, inc, flags, flags_start, flags_end, tmp);
+	memcpy(out, tmp, 32 * n);
+}
+
+/* n inputs of `blocks` full blocks each: the widest kernel the level
+ * allows, a padded call for a tail that fills over a quarter of its
+ * lanes, narrower kernels, then portable (blake3_int.h's contract). */
 static void
 hash_many(const uint8_t *const *in, size_t n, size_t blocks,
     const uint32_t key[8], uint64_t counter, int inc, uint8_t flags,
@@ -215,20 +232,31 @@ hash_many(const uint8_t *const *in, size_t n, size_t blocks,
 	int lvl = level_get();
 
 #if defined(__x86_64__) || defined(__i386__)
-	for (; n >= 16 && lvl >= LVL_AVX512; n -= 16, in += 16, out += 512) {
-		blake3_avx512_hash16(in, blocks, key, counter, inc, flags,
-		    flags_start, flags_end, out);
-		counter += inc ? 16 : 0;
-	}
-	for (; n >= 8 && lvl >= LVL_AVX2; n -= 8, in += 8, out += 256) {
-		blake3_avx2_hash8(in, blocks, key, counter, inc, flags,
-		    flags_start, flags_end, out);
-		counter += inc ? 8 : 0;
-	}
-	for (; n >= 4 && lvl >= LVL_SSE41; n -= 4, in += 4, out += 128) {
-		blake3_sse41_hash4(in, blocks, key, counter, inc, flags,
-		    flags_start, flags_end, out);
-		counter += inc ? 4 : 0;
+	static const struct {
+		int		 lvl;
+		size_t		 lanes;
+		kernel_fn	*fn;
+	} kernels[] = {
+		{ LVL_AVX512, 16, blake3_avx512_hash16 },
+		{ LVL_AVX2, 8, blake3_avx2_hash8 },
+		{ LVL_SSE41, 4, blake3_sse41_hash4 },
+	};
+
+	for (size_t k = 0; k < sizeof(kernels) / sizeof(kernels[0]); k++) {
+		size_t w = kernels[k].lanes;
+
+		if (lvl < kernels[k].lvl)
+			continue;
+		for (; n >= w; n -= w, in += w, out += 32 * w) {
+			kernels[k].fn(in, blocks, key, counter, inc, flags,
+			    flags_start, flags_end, out);
+			counter += inc ? w : 0;
+		}
+		if (n > w / 4) {
+			hash_padded(kernels[k].fn, w, in, n, blocks, key,
+			    counter, inc, flags, flags_start, flags_end, out);
+			return;
+		}
 	}
 #else
 	(void)lvl;
@@ -405,8 +433,46 @@ blake3_left_len(uint64_t len)
 	return ((uint64_t)1 << log2_u64(full)) * BLAKE3_CHUNK_LEN;
 }
 
-/* The top node of in[0..len) at chunk counter, any len: left the largest
- * complete subtree, right the rest (the right edge recursion). */
+/* The top node of a subtree of at most BATCH_CHUNKS chunks, any shape:
+ * its full chunks but the last in kernel lanes, the last (maybe partial)
+ * one portable, then the levels of parents in lanes, pairing from the
+ * left and lifting an odd last node a level: the BLAKE3 tree (left side
+ * the largest power of two), built breadth first. */
+static void
+subtree_small(struct output *o, const uint8_t *in, uint64_t len,
+    uint64_t counter, const uint32_t key[8], uint8_t flags)
+{
+	const uint8_t *ptr[BATCH_CHUNKS];
+	uint8_t cvs[2][BATCH_CHUNKS * 32];
+	size_t full = (size_t)((len - 1) / BLAKE3_CHUNK_LEN), n = full + 1;
+	int cur = 0;
+
+	ptr[0] = in;
+	for (size_t i = 0; i < full; i++)
+		ptr[i] = in + i * BLAKE3_CHUNK_LEN;
+	hash_many(ptr, full, BLAKE3_CHUNK_LEN / 64, key, counter, 1, flags,
+	    BLAKE3_CHUNK_START, BLAKE3_CHUNK_END, cvs[0]);
+	chunk_output(o, in + full * BLAKE3_CHUNK_LEN,
+	    (size_t)(len - full * BLAKE3_CHUNK_LEN), key, counter + full, flags);
+	output_cv(o, cvs[0] + 32 * full);
+	while (n > 2) {
+		size_t pairs = n / 2;
+
+		for (size_t i = 0; i < pairs; i++)
+			ptr[i] = cvs[cur] + 64 * i;
+		hash_many(ptr, pairs, 1, key, 0, 0, flags | BLAKE3_PARENT, 0,
+		    0, cvs[cur ^ 1]);
+		if (n & 1)
+			memcpy(cvs[cur ^ 1] + 32 * pairs, cvs[cur] + 32 * (n - 1),
+			    32);
+		n = pairs + (n & 1);
+		cur ^= 1;
+	}
+	parent_output(o, cvs[cur], cvs[cur] + 32, key, flags);
+}
+
+/* The top node of in[0..len) at chunk counter, any len: a chunk, a small
+ * tree, or left the largest complete subtree and right the rest. */
 static void
 subtree_output(struct output *o, const uint8_t *in, uint64_t len,
     uint64_t counter, const uint32_t key[8], uint8_t flags)
@@ -416,6 +482,10 @@ subtree_output(struct output *o, const uint8_t *in, uint64_t len,
 
 	if (len <= BLAKE3_CHUNK_LEN) {
 		chunk_output(o, in, (size_t)len, key, counter, flags);
+		return;
+	}
+	if (len <= (uint64_t)BATCH_CHUNKS * BLAKE3_CHUNK_LEN) {
+		subtree_small(o, in, len, counter, key, flags);
 		return;
 	}
 	left = blake3_left_len(len);

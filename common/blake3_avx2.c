@@ -50,38 +50,46 @@ rot7(vec x)
 
 #include "blake3_round.h"
 
-/* Rows r[0..8) (eight words each) become columns, in place: its own
- * inverse, so it serves the message (in) and the chaining values (out). */
-INL void
-transpose8(vec *r)
-{
-	vec t[8], u[8];
+/* Prefetch distance: as blake3_avx512.c. */
+#define PF_DIST	256
 
-	for (int i = 0; i < 4; i++) {
-		t[2 * i] = _mm256_unpacklo_epi32(r[2 * i], r[2 * i + 1]);
-		t[2 * i + 1] = _mm256_unpackhi_epi32(r[2 * i], r[2 * i + 1]);
-	}
-	for (int i = 0; i < 2; i++) {
-		u[4 * i] = _mm256_unpacklo_epi64(t[4 * i], t[4 * i + 2]);
-		u[4 * i + 1] = _mm256_unpackhi_epi64(t[4 * i], t[4 * i + 2]);
-		u[4 * i + 2] = _mm256_unpacklo_epi64(t[4 * i + 1],
-		    t[4 * i + 3]);
-		u[4 * i + 3] = _mm256_unpackhi_epi64(t[4 * i + 1],
-		    t[4 * i + 3]);
-	}
-	for (int k = 0; k < 4; k++) {
-		r[k] = _mm256_permute2x128_si256(u[k], u[4 + k], 0x20);
-		r[4 + k] = _mm256_permute2x128_si256(u[k], u[4 + k], 0x31);
-	}
-}
+#define LOADU(p)	_mm256_loadu_si256((const vec *)(const void *)(p))
+#define STOREU(p, x)	_mm256_storeu_si256((vec *)(void *)(p), (x))
+
+/* Rows r0..r7 (eight words each) become columns, in place: its own
+ * inverse, so it serves the message (in) and the chaining values (out). */
+#define TRANSPOSE8(r0, r1, r2, r3, r4, r5, r6, r7) do {			\
+	vec a0_ = _mm256_unpacklo_epi32(r0, r1), a1_ = _mm256_unpackhi_epi32(r0, r1); \
+	vec a2_ = _mm256_unpacklo_epi32(r2, r3), a3_ = _mm256_unpackhi_epi32(r2, r3); \
+	vec a4_ = _mm256_unpacklo_epi32(r4, r5), a5_ = _mm256_unpackhi_epi32(r4, r5); \
+	vec a6_ = _mm256_unpacklo_epi32(r6, r7), a7_ = _mm256_unpackhi_epi32(r6, r7); \
+	vec b0_ = _mm256_unpacklo_epi64(a0_, a2_), b1_ = _mm256_unpackhi_epi64(a0_, a2_); \
+	vec b2_ = _mm256_unpacklo_epi64(a1_, a3_), b3_ = _mm256_unpackhi_epi64(a1_, a3_); \
+	vec b4_ = _mm256_unpacklo_epi64(a4_, a6_), b5_ = _mm256_unpackhi_epi64(a4_, a6_); \
+	vec b6_ = _mm256_unpacklo_epi64(a5_, a7_), b7_ = _mm256_unpackhi_epi64(a5_, a7_); \
+	r0 = _mm256_permute2x128_si256(b0_, b4_, 0x20);			\
+	r1 = _mm256_permute2x128_si256(b1_, b5_, 0x20);			\
+	r2 = _mm256_permute2x128_si256(b2_, b6_, 0x20);			\
+	r3 = _mm256_permute2x128_si256(b3_, b7_, 0x20);			\
+	r4 = _mm256_permute2x128_si256(b0_, b4_, 0x31);			\
+	r5 = _mm256_permute2x128_si256(b1_, b5_, 0x31);			\
+	r6 = _mm256_permute2x128_si256(b2_, b6_, 0x31);			\
+	r7 = _mm256_permute2x128_si256(b3_, b7_, 0x31);			\
+} while (0)
 
 TGT void
 blake3_avx2_hash8(const uint8_t *const *in, size_t blocks,
     const uint32_t key[8], uint64_t counter, int inc, uint8_t flags,
     uint8_t flags_start, uint8_t flags_end, uint8_t *out)
 {
-	vec h[8], v[16], m[16], clo, chi;
+	const uint8_t *p0 = in[0], *p1 = in[1], *p2 = in[2], *p3 = in[3],
+	    *p4 = in[4], *p5 = in[5], *p6 = in[6], *p7 = in[7];
+	vec h0 = set1(key[0]), h1 = set1(key[1]), h2 = set1(key[2]),
+	    h3 = set1(key[3]), h4 = set1(key[4]), h5 = set1(key[5]),
+	    h6 = set1(key[6]), h7 = set1(key[7]);
 	uint32_t lo[8], hi[8];
+	vec clo, chi;
+	const uint32_t blen = 64;
 
 	for (int i = 0; i < 8; i++) {
 		uint64_t c = counter + (inc ? (uint64_t)i : 0);
@@ -89,26 +97,36 @@ blake3_avx2_hash8(const uint8_t *const *in, size_t blocks,
 		lo[i] = (uint32_t)c;
 		hi[i] = (uint32_t)(c >> 32);
 	}
-	clo = _mm256_loadu_si256((const vec *)(const void *)lo);
-	chi = _mm256_loadu_si256((const vec *)(const void *)hi);
-	for (int i = 0; i < 8; i++)
-		h[i] = set1(key[i]);
+	clo = LOADU(lo);
+	chi = LOADU(hi);
 	for (size_t b = 0; b < blocks; b++) {
 		uint8_t f = flags | (b == 0 ? flags_start : 0) |
 		    (b + 1 == blocks ? flags_end : 0);
+		size_t o = 64 * b;
 
-		for (int i = 0; i < 8; i++) {
-			m[i] = _mm256_loadu_si256((const vec *)(const void *)
-			    (in[i] + 64 * b));
-			m[8 + i] = _mm256_loadu_si256((const vec *)
-			    (const void *)(in[i] + 64 * b + 32));
-		}
-		transpose8(m);
-		transpose8(m + 8);
-		compress(h, v, m, clo, chi, f);
+		for (int i = 0; i < 8; i++)
+			_mm_prefetch((const char *)in[i] + o + PF_DIST,
+			    _MM_HINT_T0);
+		vec m0 = LOADU(p0 + o), m1 = LOADU(p1 + o), m2 = LOADU(p2 + o),
+		    m3 = LOADU(p3 + o), m4 = LOADU(p4 + o), m5 = LOADU(p5 + o),
+		    m6 = LOADU(p6 + o), m7 = LOADU(p7 + o);
+		vec m8 = LOADU(p0 + o + 32), m9 = LOADU(p1 + o + 32),
+		    m10 = LOADU(p2 + o + 32), m11 = LOADU(p3 + o + 32),
+		    m12 = LOADU(p4 + o + 32), m13 = LOADU(p5 + o + 32),
+		    m14 = LOADU(p6 + o + 32), m15 = LOADU(p7 + o + 32);
+
+		TRANSPOSE8(m0, m1, m2, m3, m4, m5, m6, m7);
+		TRANSPOSE8(m8, m9, m10, m11, m12, m13, m14, m15);
+		B3_COMPRESS(f);
 	}
-	transpose8(h);
-	for (int i = 0; i < 8; i++)
-		_mm256_storeu_si256((vec *)(void *)(out + 32 * i), h[i]);
+	TRANSPOSE8(h0, h1, h2, h3, h4, h5, h6, h7);
+	STOREU(out, h0);
+	STOREU(out + 32, h1);
+	STOREU(out + 64, h2);
+	STOREU(out + 96, h3);
+	STOREU(out + 128, h4);
+	STOREU(out + 160, h5);
+	STOREU(out + 192, h6);
+	STOREU(out + 224, h7);
 }
 #endif

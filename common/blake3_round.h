@@ -1,65 +1,67 @@
 /*
- * blake3_round.h: the rounds of the BLAKE3 compression function over lane
- * vectors, included by each SIMD kernel (blake3_sse41.c, blake3_avx2.c,
- * blake3_avx512.c) after it defines its vector type `vec`, the inline
- * attribute INL (always_inline plus its target) and add, xor, set1, rot16,
- * rot12, rot8 and rot7 for that width. Lane i of every vector belongs to
- * input i; the code is the same at every width.
+ * blake3_round.h: the BLAKE3 compression function written once for every
+ * width, included by blake3.c (one 32-bit word) and each SIMD kernel
+ * (blake3_sse41.c, blake3_avx2.c, blake3_avx512.c: one word per lane).
+ * The includer defines its type `vec` and the operations add, xor, set1,
+ * rot16, rot12, rot8 and rot7 on it; B3_COMPRESS then works on variables
+ * it finds in scope: chaining values h0..h7, message words m0..m15, the
+ * counter halves clo, chi and the block length blen. Named variables,
+ * not arrays, so the compiler keeps the state in registers, and the
+ * message schedule is spelled out so every index is a constant.
  */
 #ifndef BLAKE3_ROUND_H
 #define BLAKE3_ROUND_H
 
-INL void
-g(vec *v, int a, int b, int c, int d, vec x, vec y)
-{
-	v[a] = add(add(v[a], v[b]), x);
-	v[d] = rot16(xor(v[d], v[a]));
-	v[c] = add(v[c], v[d]);
-	v[b] = rot12(xor(v[b], v[c]));
-	v[a] = add(add(v[a], v[b]), y);
-	v[d] = rot8(xor(v[d], v[a]));
-	v[c] = add(v[c], v[d]);
-	v[b] = rot7(xor(v[b], v[c]));
-}
+#define B3_G(a, b, c, d, x, y) do {					\
+	a = add(add(a, b), x);						\
+	d = rot16(xor(d, a));						\
+	c = add(c, d);							\
+	b = rot12(xor(b, c));						\
+	a = add(add(a, b), y);						\
+	d = rot8(xor(d, a));						\
+	c = add(c, d);							\
+	b = rot7(xor(b, c));						\
+} while (0)
 
-INL void
-round_r(vec *v, const vec *m, int r)
-{
-	const uint8_t *s = blake3_schedule[r];
+/* One round: columns, then diagonals, the message words in order s. */
+#define B3_ROUND(s0, s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, s11, s12,	\
+    s13, s14, s15) do {							\
+	B3_G(v0, v4, v8, v12, m##s0, m##s1);				\
+	B3_G(v1, v5, v9, v13, m##s2, m##s3);				\
+	B3_G(v2, v6, v10, v14, m##s4, m##s5);				\
+	B3_G(v3, v7, v11, v15, m##s6, m##s7);				\
+	B3_G(v0, v5, v10, v15, m##s8, m##s9);				\
+	B3_G(v1, v6, v11, v12, m##s10, m##s11);				\
+	B3_G(v2, v7, v8, v13, m##s12, m##s13);				\
+	B3_G(v3, v4, v9, v14, m##s14, m##s15);				\
+} while (0)
 
-	g(v, 0, 4, 8, 12, m[s[0]], m[s[1]]);
-	g(v, 1, 5, 9, 13, m[s[2]], m[s[3]]);
-	g(v, 2, 6, 10, 14, m[s[4]], m[s[5]]);
-	g(v, 3, 7, 11, 15, m[s[6]], m[s[7]]);
-	g(v, 0, 5, 10, 15, m[s[8]], m[s[9]]);
-	g(v, 1, 6, 11, 12, m[s[10]], m[s[11]]);
-	g(v, 2, 7, 8, 13, m[s[12]], m[s[13]]);
-	g(v, 3, 4, 9, 14, m[s[14]], m[s[15]]);
-}
+/* The 7 rounds on v0..v15 (the schedule of the paper, round by round). */
+#define B3_ROUNDS() do {						\
+	B3_ROUND(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);	\
+	B3_ROUND(2, 6, 3, 10, 7, 0, 4, 13, 1, 11, 12, 5, 9, 14, 15, 8);	\
+	B3_ROUND(3, 4, 10, 12, 13, 2, 7, 14, 6, 5, 9, 0, 11, 15, 8, 1);	\
+	B3_ROUND(10, 7, 12, 9, 14, 3, 13, 15, 4, 0, 11, 2, 5, 8, 1, 6);	\
+	B3_ROUND(12, 13, 9, 11, 15, 10, 14, 8, 7, 2, 5, 3, 0, 1, 6, 4);	\
+	B3_ROUND(9, 14, 11, 5, 8, 12, 15, 1, 13, 3, 0, 10, 2, 6, 4, 7);	\
+	B3_ROUND(11, 15, 5, 0, 1, 9, 8, 6, 14, 10, 2, 12, 3, 4, 7, 13);	\
+} while (0)
 
-/* One full 64-byte block in every lane: h = the new chaining values. */
-INL void
-compress(vec *h, vec *v, const vec *m, vec clo, vec chi, uint8_t flags)
-{
-	for (int i = 0; i < 8; i++)
-		v[i] = h[i];
-	v[8] = set1(blake3_iv[0]);
-	v[9] = set1(blake3_iv[1]);
-	v[10] = set1(blake3_iv[2]);
-	v[11] = set1(blake3_iv[3]);
-	v[12] = clo;
-	v[13] = chi;
-	v[14] = set1(64);
-	v[15] = set1(flags);
-	round_r(v, m, 0);
-	round_r(v, m, 1);
-	round_r(v, m, 2);
-	round_r(v, m, 3);
-	round_r(v, m, 4);
-	round_r(v, m, 5);
-	round_r(v, m, 6);
-	for (int i = 0; i < 8; i++)
-		h[i] = xor(v[i], v[i + 8]);
-}
+/* Declare and fill the state v0..v15 for one block with these flags. */
+#define B3_STATE(flags)							\
+	vec v0 = h0, v1 = h1, v2 = h2, v3 = h3, v4 = h4, v5 = h5,	\
+	    v6 = h6, v7 = h7, v8 = set1(blake3_iv[0]),			\
+	    v9 = set1(blake3_iv[1]), v10 = set1(blake3_iv[2]),		\
+	    v11 = set1(blake3_iv[3]), v12 = clo, v13 = chi,		\
+	    v14 = set1(blen), v15 = set1(flags)
+
+/* One block: h0..h7 become the new chaining values. */
+#define B3_COMPRESS(flags) do {						\
+	B3_STATE(flags);						\
+	B3_ROUNDS();							\
+	h0 = xor(v0, v8); h1 = xor(v1, v9); h2 = xor(v2, v10);		\
+	h3 = xor(v3, v11); h4 = xor(v4, v12); h5 = xor(v5, v13);	\
+	h6 = xor(v6, v14); h7 = xor(v7, v15);				\
+} while (0)
 
 #endif

@@ -46,62 +46,66 @@ rot7(vec x)
 
 #include "blake3_round.h"
 
-/* Rows a..d (one per input, four words each) become columns. */
-INL void
-transpose4(vec *a, vec *b, vec *c, vec *d)
-{
-	vec t0 = _mm_unpacklo_epi32(*a, *b), t1 = _mm_unpacklo_epi32(*c, *d);
-	vec t2 = _mm_unpackhi_epi32(*a, *b), t3 = _mm_unpackhi_epi32(*c, *d);
+#define LOADU(p)	_mm_loadu_si128((const vec *)(const void *)(p))
+#define STOREU(p, x)	_mm_storeu_si128((vec *)(void *)(p), (x))
 
-	*a = _mm_unpacklo_epi64(t0, t1);
-	*b = _mm_unpackhi_epi64(t0, t1);
-	*c = _mm_unpacklo_epi64(t2, t3);
-	*d = _mm_unpackhi_epi64(t2, t3);
-}
-
-/* Block b of each input: m[w] holds word w of inputs 0..3. */
-INL void
-load_msg(const uint8_t *const *in, size_t b, vec m[16])
-{
-	for (int j = 0; j < 4; j++) {
-		for (int i = 0; i < 4; i++)
-			m[4 * j + i] = _mm_loadu_si128((const vec *)(const void *)
-			    (in[i] + 64 * b + 16 * j));
-		transpose4(&m[4 * j], &m[4 * j + 1], &m[4 * j + 2],
-		    &m[4 * j + 3]);
-	}
-}
+/* Rows a..d (one per input, four words each) become columns, in place. */
+#define TRANSPOSE4(a, b, c, d) do {					\
+	vec t0_ = _mm_unpacklo_epi32(a, b), t1_ = _mm_unpacklo_epi32(c, d); \
+	vec t2_ = _mm_unpackhi_epi32(a, b), t3_ = _mm_unpackhi_epi32(c, d); \
+	a = _mm_unpacklo_epi64(t0_, t1_);				\
+	b = _mm_unpackhi_epi64(t0_, t1_);				\
+	c = _mm_unpacklo_epi64(t2_, t3_);				\
+	d = _mm_unpackhi_epi64(t2_, t3_);				\
+} while (0)
 
 TGT void
 blake3_sse41_hash4(const uint8_t *const *in, size_t blocks,
     const uint32_t key[8], uint64_t counter, int inc, uint8_t flags,
     uint8_t flags_start, uint8_t flags_end, uint8_t *out)
 {
-	vec h[8], v[16], m[16], clo, chi;
-	uint32_t lo[4], hi[4];
+	const uint8_t *p0 = in[0], *p1 = in[1], *p2 = in[2], *p3 = in[3];
+	vec h0 = set1(key[0]), h1 = set1(key[1]), h2 = set1(key[2]),
+	    h3 = set1(key[3]), h4 = set1(key[4]), h5 = set1(key[5]),
+	    h6 = set1(key[6]), h7 = set1(key[7]);
+	uint64_t d = inc ? 1 : 0;
+	vec clo = _mm_setr_epi32((int)(uint32_t)counter,
+	    (int)(uint32_t)(counter + d), (int)(uint32_t)(counter + 2 * d),
+	    (int)(uint32_t)(counter + 3 * d));
+	vec chi = _mm_setr_epi32((int)(uint32_t)(counter >> 32),
+	    (int)(uint32_t)((counter + d) >> 32),
+	    (int)(uint32_t)((counter + 2 * d) >> 32),
+	    (int)(uint32_t)((counter + 3 * d) >> 32));
+	const uint32_t blen = 64;
 
-	for (int i = 0; i < 4; i++) {
-		uint64_t c = counter + (inc ? (uint64_t)i : 0);
-
-		lo[i] = (uint32_t)c;
-		hi[i] = (uint32_t)(c >> 32);
-	}
-	clo = _mm_loadu_si128((const vec *)(const void *)lo);
-	chi = _mm_loadu_si128((const vec *)(const void *)hi);
-	for (int i = 0; i < 8; i++)
-		h[i] = set1(key[i]);
 	for (size_t b = 0; b < blocks; b++) {
 		uint8_t f = flags | (b == 0 ? flags_start : 0) |
 		    (b + 1 == blocks ? flags_end : 0);
+		size_t o = 64 * b;
+		vec m0 = LOADU(p0 + o), m1 = LOADU(p1 + o), m2 = LOADU(p2 + o),
+		    m3 = LOADU(p3 + o);
+		vec m4 = LOADU(p0 + o + 16), m5 = LOADU(p1 + o + 16),
+		    m6 = LOADU(p2 + o + 16), m7 = LOADU(p3 + o + 16);
+		vec m8 = LOADU(p0 + o + 32), m9 = LOADU(p1 + o + 32),
+		    m10 = LOADU(p2 + o + 32), m11 = LOADU(p3 + o + 32);
+		vec m12 = LOADU(p0 + o + 48), m13 = LOADU(p1 + o + 48),
+		    m14 = LOADU(p2 + o + 48), m15 = LOADU(p3 + o + 48);
 
-		load_msg(in, b, m);
-		compress(h, v, m, clo, chi, f);
+		TRANSPOSE4(m0, m1, m2, m3);
+		TRANSPOSE4(m4, m5, m6, m7);
+		TRANSPOSE4(m8, m9, m10, m11);
+		TRANSPOSE4(m12, m13, m14, m15);
+		B3_COMPRESS(f);
 	}
-	transpose4(&h[0], &h[1], &h[2], &h[3]);
-	transpose4(&h[4], &h[5], &h[6], &h[7]);
-	for (int i = 0; i < 4; i++) {
-		_mm_storeu_si128((vec *)(void *)(out + 32 * i), h[i]);
-		_mm_storeu_si128((vec *)(void *)(out + 32 * i + 16), h[4 + i]);
-	}
+	TRANSPOSE4(h0, h1, h2, h3);
+	TRANSPOSE4(h4, h5, h6, h7);
+	STOREU(out, h0);
+	STOREU(out + 16, h4);
+	STOREU(out + 32, h1);
+	STOREU(out + 48, h5);
+	STOREU(out + 64, h2);
+	STOREU(out + 80, h6);
+	STOREU(out + 96, h3);
+	STOREU(out + 112, h7);
 }
 #endif
