@@ -7,16 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bao.h"
 #include "bonode.h"
 #include "dcbor.h"
 #include "nodestore.h"
 #include "pnode.h"
-
-uint64_t
-bonode_outboard_len(uint64_t content_len, unsigned g)
-{
-	return 8 + PNODE_BO_PAIR_LEN * (pnode_bo_groups(content_len, g) - 1);
-}
 
 static uint64_t
 left_groups(uint64_t n)
@@ -111,13 +106,13 @@ bonode_split(struct nodestore *s, const uint8_t *ob, size_t oblen,
 	uint64_t clen;
 	int rc = -1;
 
-	if (oblen < 8 || g > 16 || span_log > PNODE_BO_MAX_SPAN_LOG ||
+	if (oblen < 8 || g > BAO_GROUP_LOG_MAX || span_log > PNODE_BO_MAX_SPAN_LOG ||
 	    (clen = le64(ob)) > PNODE_BLOB_MAX ||
-	    oblen != bonode_outboard_len(clen, g)) {
+	    oblen != bao_outboard_len(clen, g)) {
 		snprintf(err, errlen, "not an outboard of group log %u", g);
 		return -1;
 	}
-	if (walk(&sh, pnode_bo_groups(clen, g)) == 0) {
+	if (walk(&sh, bao_groups(clen, g)) == 0) {
 		dcbor_buf_reset(&x.node);
 		pnode_bo_top_encode(&x.node, clen, g, span_log, x.top.data,
 		    x.top.len / PNODE_BO_PAIR_LEN, x.ids.data,
@@ -197,7 +192,7 @@ bonode_join(struct pnode_src *src, const uint8_t top[PNODE_ID_LEN],
 	x.out = out;
 	sh = (struct shape){ 1ull << x.top.span_log, 0, join_span, join_top,
 	    &x };
-	if (walk(&sh, pnode_bo_groups(x.top.content_len, x.top.group_log)) ==
+	if (walk(&sh, bao_groups(x.top.content_len, x.top.group_log)) ==
 	    0 && x.leaf == x.top.nleaves && x.top.npairs == 0)
 		rc = 0;
 out:
@@ -210,7 +205,7 @@ void
 bonode_window(uint64_t content_len, unsigned g, unsigned span_log,
     uint64_t off, uint64_t len, uint64_t *first, uint64_t *last)
 {
-	uint64_t gsz = 1024ull << g, groups = pnode_bo_groups(content_len, g);
+	uint64_t gsz = 1024ull << g, groups = bao_groups(content_len, g);
 	uint64_t end;
 
 	if (len == 0)

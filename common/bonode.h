@@ -24,8 +24,6 @@
 
 #define BONODE_SPAN_LOG_DEFAULT	PNODE_BO_MAX_SPAN_LOG
 
-/* Outboard bytes for content_len at group size 1024 << g. */
-uint64_t bonode_outboard_len(uint64_t content_len, unsigned g);
 /*
  * Split outboard ob[0..oblen) made at group log g into leaves of
  * 2^span_log groups and a top node, stored in s; the top's id into top.

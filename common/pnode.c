@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bao.h"
 #include "dcbor.h"
 #include "pnode.h"
 #include "sha256.h"
@@ -198,17 +199,9 @@ bad:
 /* ---- bo ---- */
 
 uint64_t
-pnode_bo_groups(uint64_t content_len, unsigned group_log)
-{
-	uint64_t g = 1024ull << group_log;
-
-	return content_len <= g ? 1 : (content_len + g - 1) / g;
-}
-
-uint64_t
 pnode_bo_spans(uint64_t content_len, unsigned group_log, unsigned span_log)
 {
-	uint64_t groups = pnode_bo_groups(content_len, group_log);
+	uint64_t groups = bao_groups(content_len, group_log);
 	uint64_t s = 1ull << span_log;
 
 	return (groups + s - 1) / s;
@@ -269,7 +262,7 @@ pnode_bo_decode(const uint8_t *p, size_t n, struct pnode_bo *bo)
 	    dcbor_get_bytes(&rd, &bo->pairs, &pl) == -1 ||
 	    dcbor_get_array(&rd, &nl) == -1)
 		return -1;
-	if (bo->content_len > PNODE_BLOB_MAX || g > 16 ||
+	if (bo->content_len > PNODE_BLOB_MAX || g > BAO_GROUP_LOG_MAX ||
 	    s > PNODE_BO_MAX_SPAN_LOG || pl % PNODE_BO_PAIR_LEN != 0)
 		return -1;
 	bo->group_log = (unsigned)g;

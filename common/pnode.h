@@ -47,7 +47,7 @@
 #define PNODE_Z_MAX_OPS		4096
 /* Pairs of one bo leaf: a span of at most 2^PNODE_BO_MAX_SPAN_LOG groups. */
 #define PNODE_BO_MAX_SPAN_LOG	10
-#define PNODE_BO_PAIR_LEN	64
+#define PNODE_BO_PAIR_LEN	64	/* = BAO_PAIR_LEN */
 /* Entries of a map node, a map key, a map value. */
 #define PNODE_M_MAX_ENTRIES	4096
 #define PNODE_M_MAX_KEY		1024
@@ -155,8 +155,7 @@ void	pnode_bo_top_encode(struct dcbor_buf *out, uint64_t content_len,
 int	pnode_bo_decode(const uint8_t *p, size_t n, struct pnode_bo *bo);
 /* The id of leaf i of a decoded top node (i < nleaves). */
 const uint8_t *pnode_bo_leaf_id(const struct pnode_bo *bo, size_t i);
-/* Groups (at least 1) and spans (at least 1) of content_len at g, s. */
-uint64_t pnode_bo_groups(uint64_t content_len, unsigned group_log);
+/* Spans (at least 1) of content_len at group log g, span log s. */
 uint64_t pnode_bo_spans(uint64_t content_len, unsigned group_log,
 	    unsigned span_log);
 

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bao.h"
 #include "bonode.h"
 #include "dcbor.h"
 #include "nodestore.h"
@@ -26,11 +27,11 @@
 static uint8_t *
 labelled(uint64_t clen, unsigned g, size_t *len)
 {
-	uint64_t n = pnode_bo_groups(clen, g), sa[128], ss[128];
+	uint64_t n = bao_groups(clen, g), sa[128], ss[128];
 	size_t sp = 0, at = 8;
 	uint8_t *ob;
 
-	*len = (size_t)bonode_outboard_len(clen, g);
+	*len = (size_t)bao_outboard_len(clen, g);
 	ob = calloc(1, *len);
 	for (int i = 0; i < 8; i++)
 		ob[i] = (uint8_t)(clen >> (8 * i));
@@ -160,6 +161,62 @@ START_TEST(sizes_at_64_mib)
 }
 END_TEST
 
+static void
+emit_count(void *arg, uint64_t off, const uint8_t *p, size_t n)
+{
+	(void)off;
+	(void)p;
+	*(uint64_t *)arg += n;
+}
+
+/* A real outboard: split, joined back, and a window sliced from it verifies. */
+START_TEST(real_outboard)
+{
+	uint64_t clen = 40 * MIB + 777, got = 0, x = 1;
+	uint8_t *data = malloc(clen), root[32], id[PNODE_ID_LEN];
+	size_t oblen = (size_t)bao_outboard_len(clen, 4);
+	uint8_t *ob = malloc(oblen), *slice;
+	struct nodestore *s;
+	struct pnode_src src;
+	struct dcbor_buf out;
+	struct bao_verify *v;
+	char dir[64], err[256];
+
+	for (uint64_t i = 0; i < clen; i++) {
+		x = x * 6364136223846793005ull + 1442695040888963407ull;
+		data[i] = (uint8_t)(x >> 56);
+	}
+	bao_outboard(data, clen, 4, root, ob);
+	snprintf(dir, sizeof(dir), "/tmp/test_bonode.XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	s = nodestore_open(dir, err, sizeof(err));
+	ck_assert_ptr_nonnull(s);
+	src = nodestore_src(s);
+	ck_assert_int_eq(bonode_split(s, ob, oblen, 4, 10, id, err,
+	    sizeof(err)), 0);
+	dcbor_buf_init(&out);
+	ck_assert_int_eq(bonode_join(&src, id, &out), 0);
+	ck_assert_uint_eq(out.len, oblen);
+	ck_assert_mem_eq(out.data, ob, oblen);
+	slice = malloc((size_t)bao_slice_len(clen, 4, 20 * MIB, 2 * MIB));
+	ck_assert_int_eq(bao_slice(data, clen, out.data, 4, 20 * MIB, 2 * MIB,
+	    slice), 0);
+	v = bao_verify_new(root, 4, 20 * MIB, 2 * MIB, emit_count, &got);
+	ck_assert_int_eq(bao_verify_feed(v, slice,
+	    (size_t)bao_slice_len(clen, 4, 20 * MIB, 2 * MIB)), 0);
+	ck_assert_int_eq(bao_verify_finish(v), 0);
+	ck_assert_uint_eq(got, 2 * MIB);
+	bao_verify_free(v);
+	nodestore_close(s);
+	snprintf(err, sizeof(err), "rm -rf %s", dir);
+	ck_assert_int_eq(system(err), 0);
+	dcbor_buf_free(&out);
+	free(slice);
+	free(ob);
+	free(data);
+}
+END_TEST
+
 START_TEST(window_spans)
 {
 	uint64_t f, l;
@@ -190,6 +247,7 @@ main(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, split_and_join);
 	tcase_add_test(tc, sizes_at_64_mib);
+	tcase_add_test(tc, real_outboard);
 	tcase_add_test(tc, window_spans);
 	suite_add_tcase(su, tc);
 	sr = srunner_create(su);
