@@ -171,6 +171,8 @@ blobtree_build(struct nodestore *s, const struct fastcdc_params *p,
 		return -1;
 	if (p == NULL)
 		p = &default_params;
+	else if (fastcdc_params_check(p, err, errlen) == -1)
+		return -1;
 	while (off < len) {
 		size_t c = fastcdc_next(p, data + off, (size_t)(len - off));
 
@@ -453,6 +455,8 @@ blobtree_edit(struct nodestore *s, const struct fastcdc_params *p,
 	memset(info, 0, sizeof(*info));
 	if (p == NULL)
 		p = &default_params;
+	else if (fastcdc_params_check(p, err, errlen) == -1)
+		return -1;
 	if (blobtree_chunks(s, root, &old, &nold, &total, &height, err,
 	    errlen) == -1)
 		return -1;
