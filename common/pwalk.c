@@ -228,7 +228,7 @@ pwalk_delta(struct pnode_src *src, const uint8_t want[PNODE_ID_LEN],
 			if (w.v[i].level == lvl)
 				idset_add(&wl, w.v[i].id, 0);
 		/* The have side first: its ids at the next level down. */
-		if (lvl == 0)
+		if (lvl == 0 && h.n > 0)
 			qsort(h.v, h.n, sizeof(*h.v), cmp_off);
 		for (size_t i = 0; i < h.n && rc == 0; i++) {
 			struct fent *e = &h.v[i];

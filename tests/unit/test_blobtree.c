@@ -192,7 +192,8 @@ edit_matches_build(uint64_t off, uint64_t del, const uint8_t *ins,
 
 	build(st, data, dlen, &a);
 	memcpy(edited, data, off);
-	memcpy(edited + off, ins, ins_len);
+	if (ins_len > 0)
+		memcpy(edited + off, ins, ins_len);
 	memcpy(edited + off + ins_len, data + off + del, dlen - off - del);
 	ck_assert_msg(blobtree_edit(st, NULL, a.root, off, del, ins, ins_len,
 	    &e, err, sizeof(err)) == 0, "%s", err);
