@@ -17,6 +17,7 @@
 
 #include <xxhash.h>
 
+#include "be.h"
 #include "fileio.h"
 #include "idset.h"
 #include "nodestore.h"
@@ -79,56 +80,27 @@ ent_add(struct nodestore *s, const struct ent *e)
 /* ---- records ---- */
 
 static void
-be32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 24);
-	p[1] = (uint8_t)(v >> 16);
-	p[2] = (uint8_t)(v >> 8);
-	p[3] = (uint8_t)v;
-}
-
-static uint32_t
-rd32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
-	    (uint32_t)p[2] << 8 | p[3];
-}
-
-static void
-be64(uint8_t *p, uint64_t v)
-{
-	be32(p, (uint32_t)(v >> 32));
-	be32(p + 4, (uint32_t)v);
-}
-
-static uint64_t
-rd64(const uint8_t *p)
-{
-	return (uint64_t)rd32(p) << 32 | rd32(p + 4);
-}
-
-static void
 idx_rec(uint8_t r[NODESTORE_IDX_REC], const struct ent *e)
 {
 	memset(r, 0, NODESTORE_IDX_REC);
 	memcpy(r, e->id, PNODE_ID_LEN);
 	r[32] = e->kind;
-	be32(r + 36, e->pack);
-	be64(r + 40, e->off);
-	be32(r + 48, e->len);
-	be32(r + 52, XXH32(r, 52, 0));
+	be_put32(r + 36, e->pack);
+	be_put64(r + 40, e->off);
+	be_put32(r + 48, e->len);
+	be_put32(r + 52, XXH32(r, 52, 0));
 }
 
 static int
 idx_parse(const uint8_t r[NODESTORE_IDX_REC], struct ent *e)
 {
-	if (rd32(r + 52) != XXH32(r, 52, 0) || r[33] || r[34] || r[35])
+	if (be_get32(r + 52) != XXH32(r, 52, 0) || r[33] || r[34] || r[35])
 		return -1;
 	memcpy(e->id, r, PNODE_ID_LEN);
 	e->kind = r[32];
-	e->pack = rd32(r + 36);
-	e->off = rd64(r + 40);
-	e->len = rd32(r + 48);
+	e->pack = be_get32(r + 36);
+	e->off = be_get64(r + 40);
+	e->len = be_get32(r + 48);
 	if (e->kind <= PNODE_NONE || e->kind >= PNODE_NKINDS ||
 	    e->len == 0 || e->len > PNODE_MAX_LEN)
 		return -1;
@@ -139,7 +111,7 @@ static void
 rec_hdr(uint8_t h[NODESTORE_REC_HDR], uint32_t len, int kind,
     const uint8_t *id)
 {
-	be32(h, len);
+	be_put32(h, len);
 	h[4] = (uint8_t)kind;
 	memcpy(h + 5, id, PNODE_ID_LEN);
 }
@@ -300,7 +272,7 @@ pack_scan(struct nodestore *s, uint32_t i, uint64_t off)
 		if (off + NODESTORE_REC_HDR > s->packsz[i] ||
 		    pread(fd, h, sizeof(h), (off_t)off) != (ssize_t)sizeof(h))
 			break;
-		e.len = rd32(h);
+		e.len = be_get32(h);
 		e.kind = h[4];
 		if (e.len == 0 || e.len > PNODE_MAX_LEN ||
 		    e.kind <= PNODE_NONE || e.kind >= PNODE_NKINDS ||

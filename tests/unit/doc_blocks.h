@@ -4,7 +4,7 @@
  * for docs/content.md).
  *
  * A test makes each example with the real encoders into ex_new(NAME) and
- * calls doc_blocks_check(PAGE): the page must have exactly these blocks,
+ * calls doc_blocks_check(PAGE) (its main: doc_blocks_main): the page must have exactly these blocks,
  * each a fenced block opened by "```hex NAME", with exactly these bytes,
  * and no other.  DOCS_PRINT=1 prints the blocks instead, for pasting into
  * the page after a deliberate change.
@@ -141,6 +141,26 @@ doc_blocks_check(const char *page)
 		dcbor_buf_free(&ex[i].b);
 	nex = 0;
 	free(doc);
+}
+
+/* A main that runs the one test, unforked under DOCS_PRINT: its exit code. */
+static int
+doc_blocks_main(const char *suite, const TTest *test)
+{
+	Suite *s = suite_create(suite);
+	TCase *tc = tcase_create("examples");
+	SRunner *sr;
+	int nf;
+
+	tcase_add_test(tc, test);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_set_fork_status(sr, getenv("DOCS_PRINT") ? CK_NOFORK :
+	    CK_FORK);
+	srunner_run_all(sr, CK_NORMAL);
+	nf = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return nf == 0 ? 0 : 1;
 }
 
 #endif

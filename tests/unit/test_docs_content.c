@@ -133,18 +133,5 @@ END_TEST
 int
 main(void)
 {
-	Suite *s = suite_create("docs_content");
-	TCase *tc = tcase_create("examples");
-	SRunner *sr;
-	int nf;
-
-	tcase_add_test(tc, examples_match_the_code);
-	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_set_fork_status(sr, getenv("DOCS_PRINT") ? CK_NOFORK :
-	    CK_FORK);
-	srunner_run_all(sr, CK_NORMAL);
-	nf = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return nf == 0 ? 0 : 1;
+	return doc_blocks_main("docs_content", examples_match_the_code);
 }
