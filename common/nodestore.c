@@ -6,6 +6,7 @@
  * The table (idset.h) maps an id to its entry's place in a growing array,
  * so the entries stay in pack order.
  */
+#include <sys/file.h>
 #include <sys/stat.h>
 
 #include <errno.h>
@@ -44,6 +45,7 @@ struct nodestore {
 	uint64_t	*packsz;
 	uint32_t	 npack;
 	int		 idxfd;
+	int		 dirfd;		/* flocked: one process a store */
 	struct ent	*ents;
 	size_t		 nents, capents;
 	struct idset	 tab;		/* id -> its place in ents */
@@ -314,11 +316,18 @@ nodestore_open(const char *dir, char *err, size_t errlen)
 	int rc;
 
 	s->idxfd = -1;
+	s->dirfd = -1;
 	s->dir = xstrdup(dir);
 	dcbor_buf_init(&s->scratch);
 	errno = 0;
 	if (mkdir(dir, 0755) == -1 && errno != EEXIST) {
 		set_err(err, errlen, "mkdir", dir);
+		goto fail;
+	}
+	if ((s->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1 ||
+	    flock(s->dirfd, LOCK_EX | LOCK_NB) == -1) {
+		set_err(err, errlen, errno == EWOULDBLOCK ?
+		    "in use by another process: store" : "open", dir);
 		goto fail;
 	}
 	for (uint32_t i = 0; i < MAX_PACKS; i++) {
@@ -349,6 +358,7 @@ nodestore_null(void)
 
 	s->null = true;
 	s->idxfd = -1;
+	s->dirfd = -1;
 	dcbor_buf_init(&s->scratch);
 	return s;
 }
@@ -362,6 +372,8 @@ nodestore_close(struct nodestore *s)
 		close(s->packfd[i]);
 	if (s->idxfd != -1)
 		close(s->idxfd);
+	if (s->dirfd != -1)
+		close(s->dirfd);	/* and its lock with it */
 	free(s->packfd);
 	free(s->packsz);
 	free(s->ents);

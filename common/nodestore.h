@@ -19,7 +19,8 @@
  * after it are dropped, and the packs are scanned from there: each record
  * found must be whole and hash to its id, or the pack is cut at its start
  * (a torn tail after a crash) and the index rebuilt from the records found.
- * A node read back is checked against its id every time.  Nothing is
+ * A node read back is checked against its id every time.  One process
+ * opens a store at a time (an flock on the directory).  Nothing is
  * fsynced: the store survives the death of the process, not of the host.
  * (Pinned roots, the next issue's, will be a file "roots" beside these.)
  */
@@ -52,7 +53,10 @@ struct nodestore_counts {
 	uint64_t	put_bytes;
 };
 
-/* Open (creating it if needed) the store in dir; NULL with err on failure. */
+/*
+ * Open (creating it if needed) the store in dir; NULL with err on failure
+ * (another process holds it open, a file that is not a pack, I/O).
+ */
 struct nodestore *nodestore_open(const char *dir, char *err, size_t errlen);
 /* A store that keeps nothing: puts are counted, gets miss. */
 struct nodestore *nodestore_null(void);

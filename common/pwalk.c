@@ -55,6 +55,7 @@ node_read(struct pnode_src *src, struct fent *e, struct dcbor_buf *b)
 {
 	int kind = PNODE_NONE;
 	struct pnode_b nb;
+	struct pnode_bo bo;
 	struct pnode_m m;
 
 	if (src->get(src->arg, e->id, b, &kind) != 0)
@@ -76,6 +77,11 @@ node_read(struct pnode_src *src, struct fent *e, struct dcbor_buf *b)
 			return -1;
 		e->level = m.level;
 		pnode_m_free(&m);
+		return 0;
+	case PNODE_BO:
+		if (pnode_bo_decode(b->data, b->len, &bo) == -1)
+			return -1;
+		e->level = bo.level;
 		return 0;
 	case PNODE_C:
 		e->level = 0;

@@ -43,7 +43,8 @@ struct pwalk_stat {
 };
 
 /*
- * Walk want against have[0..nhave) (roots of the same kind: b or m) in
+ * Walk want against have[0..nhave) (roots of the same kind: b, m or a bo
+ * top) in
  * src, calling fn for every node to send (fn's nonzero stops the walk and
  * is returned).  level 2 allows z frames.  0, fn's value, or -1 if a node
  * is missing or bad in src (a have root src lacks is such a node: the
@@ -56,7 +57,7 @@ int	pwalk_delta(struct pnode_src *src, const uint8_t want[PNODE_ID_LEN],
 
 struct pwalk_levels;
 
-/* A level walk of the tree under root (a b or m node) for a reader. */
+/* A level walk of the tree under root (a b, m or bo top node) for a reader. */
 struct pwalk_levels *pwalk_levels_new(const uint8_t root[PNODE_ID_LEN]);
 void	pwalk_levels_free(struct pwalk_levels *w);
 /*

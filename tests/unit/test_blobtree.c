@@ -353,6 +353,14 @@ START_TEST(delta_of_one_byte_edit)
 	ck_assert_uint_eq(c.n[PNODE_C], e.chunks);
 	ck_assert_uint_eq(c.n[PNODE_B], e.bnodes);
 	ck_assert(c.ordered);
+	/* A base the holder lacks: an error (the base is unknown). */
+	{
+		uint8_t unknown[PNODE_ID_LEN];
+
+		memset(unknown, 0x77, sizeof(unknown));
+		ck_assert_int_eq(pwalk_delta(&src, e.root, unknown, 1, 2,
+		    collect, &c, &ws), -1);
+	}
 	/* The same root: nothing. */
 	memset(&c, 0, sizeof(c));
 	ck_assert_int_eq(pwalk_delta(&src, e.root, e.root, 1, 2, collect, &c,
@@ -453,6 +461,45 @@ START_TEST(level_walk_takes_depth_plus_one)
 	ck_assert_uint_eq(pwalk_levels_rounds(w), a.height + 1);
 	ck_assert_uint_eq(total, a.chunks + a.bnodes);
 	pwalk_levels_free(w);
+	/* A reader restarted with part of it asks only for the rest. */
+	{
+		struct nodestore *half = open_sub("r3");
+		struct pnode_src hsrc = nodestore_src(half);
+		struct blobtree_kid *kids;
+		size_t nk, asked = 0, held = 0;
+		uint64_t len;
+		unsigned h;
+		char err[256];
+
+		ck_assert_int_eq(blobtree_chunks(st, a.root, &kids, &nk, &len,
+		    &h, err, sizeof(err)), 0);
+		for (size_t i = 0; i < nk; i += 3) {
+			ck_assert_int_eq(nodestore_get(st, kids[i].id, &b, &k2),
+			    0);
+			ck_assert_int_ge(nodestore_put(half, k2, b.data, b.len,
+			    (uint8_t[32]){ 0 }), 0);
+			held++;
+		}
+		w = pwalk_levels_new(a.root);
+		for (;;) {
+			ck_assert_int_eq(pwalk_levels_next(w, &hsrc, &ids, &n,
+			    &kind), 0);
+			if (n == 0)
+				break;
+			for (size_t i = 0; i < n; i++) {
+				ck_assert(!nodestore_has(half, ids + 32 * i));
+				ck_assert_int_eq(nodestore_get(st, ids + 32 * i,
+				    &b, &k2), 0);
+				ck_assert_int_ge(nodestore_put(half, k2, b.data,
+				    b.len, (uint8_t[32]){ 0 }), 0);
+			}
+			asked += n;
+		}
+		ck_assert_uint_eq(asked + held, a.chunks + a.bnodes);
+		pwalk_levels_free(w);
+		free(kids);
+		nodestore_close(half);
+	}
 	/* A reader that holds it all needs no round. */
 	w = pwalk_levels_new(a.root);
 	ck_assert_int_eq(pwalk_levels_next(w, &lsrc, &ids, &n, &kind), 0);

@@ -17,6 +17,7 @@
 #include "dcbor.h"
 #include "nodestore.h"
 #include "pnode.h"
+#include "pwalk.h"
 
 #define MIB	(1024ull * 1024)
 
@@ -169,6 +170,14 @@ emit_count(void *arg, uint64_t off, const uint8_t *p, size_t n)
 	*(uint64_t *)arg += n;
 }
 
+static int
+count_node(void *arg, const struct pwalk_node *n)
+{
+	(void)arg;
+	ck_assert_int_eq(n->kind, PNODE_BO);
+	return 0;
+}
+
 /* A real outboard: split, joined back, and a window sliced from it verifies. */
 START_TEST(real_outboard)
 {
@@ -207,6 +216,17 @@ START_TEST(real_outboard)
 	ck_assert_int_eq(bao_verify_finish(v), 0);
 	ck_assert_uint_eq(got, 2 * MIB);
 	bao_verify_free(v);
+	/* The bo nodes travel as a tree: the top, then its 3 leaves. */
+	{
+		struct pwalk_stat ws;
+
+		ck_assert_int_eq(pwalk_delta(&src, id, NULL, 0, 2, count_node,
+		    NULL, &ws), 0);
+		ck_assert_uint_eq(ws.nodes[PNODE_BO], 4);
+		/* Every pair once, 8 bytes of CBOR a leaf, the top's own. */
+		ck_assert_uint_eq(ws.bytes[PNODE_BO], oblen - 8 +
+		    3 * 8 + (1 + 3 + 1 + 5 + 1 + 1 + 2 + 1 + 3 * 34));
+	}
 	nodestore_close(s);
 	snprintf(err, sizeof(err), "rm -rf %s", dir);
 	ck_assert_int_eq(system(err), 0);

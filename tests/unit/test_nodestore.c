@@ -318,6 +318,19 @@ START_TEST(not_a_pack_is_refused)
 }
 END_TEST
 
+START_TEST(one_process_a_store)
+{
+	struct nodestore *s = open_store();
+	char err[256] = "";
+
+	ck_assert_ptr_null(nodestore_open(dir, err, sizeof(err)));
+	ck_assert_msg(strstr(err, "in use") != NULL, "%s", err);
+	nodestore_close(s);
+	s = open_store();
+	nodestore_close(s);
+}
+END_TEST
+
 START_TEST(null_store_keeps_nothing)
 {
 	struct nodestore *s = nodestore_null();
@@ -353,6 +366,7 @@ main(void)
 	tcase_add_test(tc, corrupt_byte_caught_on_read);
 	tcase_add_test(tc, kinds_are_counted);
 	tcase_add_test(tc, not_a_pack_is_refused);
+	tcase_add_test(tc, one_process_a_store);
 	tcase_add_test(tc, null_store_keeps_nothing);
 	suite_add_tcase(su, tc);
 	sr = srunner_create(su);
