@@ -140,7 +140,8 @@ range_of(uint64_t content_len, uint64_t off, uint64_t len)
 
 struct walk {
 	const uint8_t	*data;
-	const uint8_t	*ob;		/* the next pair to read */
+	const uint8_t	*ob;		/* the outboard (NULL: count only) */
+	uint64_t	 obpos;		/* where its next pair is */
 	uint8_t		*out;		/* NULL: count only */
 	uint64_t	 len;		/* bytes of slice so far */
 	struct range	 r;
@@ -163,7 +164,7 @@ walk(struct walk *w, uint64_t start, uint64_t n)
 	uint64_t group = (uint64_t)BLAKE3_CHUNK_LEN << w->g, left;
 
 	if (start + n <= w->r.start) {
-		w->ob += BAO_PAIR_LEN * (bao_groups(n, w->g) - 1);
+		w->obpos += BAO_PAIR_LEN * (bao_groups(n, w->g) - 1);
 		return;
 	}
 	if (w->r.end <= start)
@@ -172,8 +173,8 @@ walk(struct walk *w, uint64_t start, uint64_t n)
 		walk_put(w, w->data != NULL ? w->data + start : NULL, n);
 		return;
 	}
-	walk_put(w, w->ob, BAO_PAIR_LEN);
-	w->ob += BAO_PAIR_LEN;
+	walk_put(w, w->ob != NULL ? w->ob + w->obpos : NULL, BAO_PAIR_LEN);
+	w->obpos += BAO_PAIR_LEN;
 	left = blake3_left_len(n);
 	walk(w, start, left);
 	walk(w, start + left, n - left);
@@ -183,14 +184,12 @@ static uint64_t
 slice_walk(const uint8_t *data, uint64_t content_len, const uint8_t *ob,
     unsigned g, uint64_t off, uint64_t len, uint8_t *out)
 {
-	struct walk w = { .data = data, .ob = ob, .out = out,
-	    .r = range_of(content_len, off, len), .g = g };
+	struct walk w = { .data = data, .ob = ob, .obpos = BAO_HEADER_LEN,
+	    .out = out, .r = range_of(content_len, off, len), .g = g };
 	uint8_t hdr[BAO_HEADER_LEN];
 
 	put_le64(hdr, content_len);
 	walk_put(&w, hdr, sizeof(hdr));
-	if (ob != NULL)
-		w.ob = ob + BAO_HEADER_LEN;
 	walk(&w, 0, content_len);
 	return w.len;
 }
@@ -333,6 +332,20 @@ verify_fail(struct bao_verify *v, const char *err, uint64_t off, uint64_t len)
 	v->bad_len = len;
 }
 
+/* Move what fits of *p[0..*n) into buf[*have .. need): 1 once it is full. */
+static int
+gather(uint8_t *buf, size_t *have, size_t need, const uint8_t **p, size_t *n)
+{
+	size_t take = need - *have < *n ? need - *have : *n;
+
+	if (take > 0)
+		memcpy(buf + *have, *p, take);
+	*have += take;
+	*p += take;
+	*n -= take;
+	return *have == need;
+}
+
 /* Every transition of the verifier: consume p[0..n) as far as it goes. */
 int
 bao_verify_feed(struct bao_verify *v, const void *data, size_t n)
@@ -342,16 +355,8 @@ bao_verify_feed(struct bao_verify *v, const void *data, size_t n)
 
 	for (;;) {
 		switch (v->state) {
-		case V_HEADER: {
-			size_t take = BAO_HEADER_LEN - v->have;
-
-			if (take > n)
-				take = n;
-			memcpy(v->hdr + v->have, p, take);
-			v->have += take;
-			p += take;
-			n -= take;
-			if (v->have < BAO_HEADER_LEN)
+		case V_HEADER:
+			if (!gather(v->hdr, &v->have, BAO_HEADER_LEN, &p, &n))
 				return 0;
 			v->have = 0;
 			v->content_len = get_le64(v->hdr);
@@ -363,7 +368,6 @@ bao_verify_feed(struct bao_verify *v, const void *data, size_t n)
 			v->depth = 1;
 			v->state = V_NEXT;
 			break;
-		}
 		case V_NEXT:
 			v->state = V_DONE;
 			while (v->depth > 0) {
@@ -382,16 +386,8 @@ bao_verify_feed(struct bao_verify *v, const void *data, size_t n)
 				break;
 			}
 			break;
-		case V_NODE: {
-			size_t take = v->need - v->have;
-
-			if (take > n)
-				take = n;
-			memcpy(v->buf + v->have, p, take);
-			v->have += take;
-			p += take;
-			n -= take;
-			if (v->have < v->need)
+		case V_NODE:
+			if (!gather(v->buf, &v->have, v->need, &p, &n))
 				return 0;
 			if (verify_node(v) != 0) {
 				verify_fail(v, v->cur.len <= group ?
@@ -402,7 +398,6 @@ bao_verify_feed(struct bao_verify *v, const void *data, size_t n)
 			}
 			v->state = V_NEXT;
 			break;
-		}
 		case V_DONE:
 			if (n == 0)
 				return 0;

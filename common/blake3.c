@@ -618,6 +618,55 @@ stack_push(struct blake3 *h, const uint8_t cv[32], uint64_t counter)
 	memcpy(h->stack[h->stack_len++], cv, 32);
 }
 
+/* n <= BATCH_CHUNKS full chunks at the hasher's counter, more input after
+ * them: cut into the complete subtrees the stack takes (each aligned to
+ * its size, largest first), but hash all their chunks in one kernel run
+ * and their parents level by level across subtrees, so the lanes stay
+ * full when updates come in small, unaligned pieces. */
+static void
+update_run(struct blake3 *h, const uint8_t *p, size_t n)
+{
+	const uint8_t *ptr[BATCH_CHUNKS];
+	uint8_t cvs[BATCH_CHUNKS * 32], tmp[BATCH_CHUNKS / 2 * 32];
+	size_t at[BLAKE3_MAX_DEPTH], size[BLAKE3_MAX_DEPTH], nsub = 0;
+	uint64_t c = h->chunk_counter;
+
+	for (size_t i = 0; i < n; i++)
+		ptr[i] = p + i * BLAKE3_CHUNK_LEN;
+	hash_many(ptr, n, BLAKE3_CHUNK_LEN / 64, h->key, c, 1, h->flags,
+	    BLAKE3_CHUNK_START, BLAKE3_CHUNK_END, cvs);
+	for (size_t i = 0; i < n; ) {
+		size_t m = (size_t)1 << log2_u64(n - i);
+
+		while ((c + i) & (m - 1))
+			m >>= 1;
+		at[nsub] = i;
+		size[nsub++] = m;
+		i += m;
+	}
+	for (;;) {
+		size_t pairs = 0, k = 0;
+
+		for (size_t s = 0; s < nsub; s++)
+			for (size_t j = 0; j < size[s] / 2; j++)
+				ptr[pairs++] = cvs + 32 * (at[s] + 2 * j);
+		if (pairs == 0)
+			break;
+		hash_many(ptr, pairs, 1, h->key, 0, 0, h->flags | BLAKE3_PARENT,
+		    0, 0, tmp);
+		for (size_t s = 0; s < nsub; s++) {
+			if (size[s] < 2)
+				continue;
+			size[s] /= 2;
+			memcpy(cvs + 32 * at[s], tmp + 32 * k, 32 * size[s]);
+			k += size[s];
+		}
+	}
+	for (size_t s = 0; s < nsub; s++)
+		stack_push(h, cvs + 32 * at[s], c + at[s]);
+	chunk_reset(h, c + n);
+}
+
 static void
 hasher_init(struct blake3 *h, const uint32_t key[8], uint8_t flags)
 {
@@ -685,16 +734,23 @@ blake3_update(struct blake3 *h, const void *data, size_t len)
 		chunk_reset(h, h->chunk_counter + 1);
 	}
 	while (len > BLAKE3_CHUNK_LEN) {
-		/* The largest complete subtree that starts here (aligned to
-		 * its size) and leaves at least one byte over. */
-		uint64_t n = (uint64_t)1 << log2_u64((len - 1) /
-		    BLAKE3_CHUNK_LEN);
+		/* Full chunks that leave at least one byte over, and the
+		 * largest complete subtree of them that starts here (aligned
+		 * to its size). */
+		uint64_t avail = (len - 1) / BLAKE3_CHUNK_LEN;
+		uint64_t n = (uint64_t)1 << log2_u64(avail);
 
 		while (h->chunk_counter & (n - 1))
 			n >>= 1;
-		subtree_pow2(p, n, h->chunk_counter, h->key, h->flags, cv);
-		stack_push(h, cv, h->chunk_counter);
-		chunk_reset(h, h->chunk_counter + n);
+		if (n <= BATCH_CHUNKS) {
+			n = avail < BATCH_CHUNKS ? avail : BATCH_CHUNKS;
+			update_run(h, p, (size_t)n);
+		} else {
+			subtree_pow2(p, n, h->chunk_counter, h->key, h->flags,
+			    cv);
+			stack_push(h, cv, h->chunk_counter);
+			chunk_reset(h, h->chunk_counter + n);
+		}
 		p += n * BLAKE3_CHUNK_LEN;
 		len -= n * BLAKE3_CHUNK_LEN;
 	}

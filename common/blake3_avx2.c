@@ -50,9 +50,6 @@ rot7(vec x)
 
 #include "blake3_round.h"
 
-/* Prefetch distance: as blake3_avx512.c. */
-#define PF_DIST	256
-
 #define LOADU(p)	_mm256_loadu_si256((const vec *)(const void *)(p))
 #define STOREU(p, x)	_mm256_storeu_si256((vec *)(void *)(p), (x))
 
@@ -84,29 +81,13 @@ blake3_avx2_hash8(const uint8_t *const *in, size_t blocks,
 {
 	const uint8_t *p0 = in[0], *p1 = in[1], *p2 = in[2], *p3 = in[3],
 	    *p4 = in[4], *p5 = in[5], *p6 = in[6], *p7 = in[7];
-	vec h0 = set1(key[0]), h1 = set1(key[1]), h2 = set1(key[2]),
-	    h3 = set1(key[3]), h4 = set1(key[4]), h5 = set1(key[5]),
-	    h6 = set1(key[6]), h7 = set1(key[7]);
-	uint32_t lo[8], hi[8];
-	vec clo, chi;
-	const uint32_t blen = 64;
+	B3_LANES(8);
 
-	for (int i = 0; i < 8; i++) {
-		uint64_t c = counter + (inc ? (uint64_t)i : 0);
-
-		lo[i] = (uint32_t)c;
-		hi[i] = (uint32_t)(c >> 32);
-	}
-	clo = LOADU(lo);
-	chi = LOADU(hi);
 	for (size_t b = 0; b < blocks; b++) {
-		uint8_t f = flags | (b == 0 ? flags_start : 0) |
-		    (b + 1 == blocks ? flags_end : 0);
+		uint8_t f = B3_FLAGS(b);
 		size_t o = 64 * b;
 
-		for (int i = 0; i < 8; i++)
-			_mm_prefetch((const char *)in[i] + o + PF_DIST,
-			    _MM_HINT_T0);
+		B3_PREFETCH(8, o);
 		vec m0 = LOADU(p0 + o), m1 = LOADU(p1 + o), m2 = LOADU(p2 + o),
 		    m3 = LOADU(p3 + o), m4 = LOADU(p4 + o), m5 = LOADU(p5 + o),
 		    m6 = LOADU(p6 + o), m7 = LOADU(p7 + o);

@@ -25,12 +25,6 @@ INL vec rot7(vec x) { return _mm512_ror_epi32(x, 7); }
 
 #include "blake3_round.h"
 
-/* Prefetch each lane's input this far ahead: sixteen streams 1 KiB apart
- * are more than the hardware prefetcher follows well (measured on an AMD
- * EPYC: a 64 MiB input went from memory-bound to near the in-cache rate;
- * 128 and 512 were slower). */
-#define PF_DIST	256
-
 #define LOADU(p)	_mm512_loadu_si512((const void *)(p))
 
 /* Rows r0..r15 (sixteen words each) become columns, in place. Within each
@@ -74,29 +68,13 @@ blake3_avx512_hash16(const uint8_t *const *in, size_t blocks,
     const uint32_t key[8], uint64_t counter, int inc, uint8_t flags,
     uint8_t flags_start, uint8_t flags_end, uint8_t *out)
 {
-	vec h0 = set1(key[0]), h1 = set1(key[1]), h2 = set1(key[2]),
-	    h3 = set1(key[3]), h4 = set1(key[4]), h5 = set1(key[5]),
-	    h6 = set1(key[6]), h7 = set1(key[7]);
-	uint32_t lo[16], hi[16];
-	vec clo, chi;
-	const uint32_t blen = 64;
+	B3_LANES(16);
 
-	for (int i = 0; i < 16; i++) {
-		uint64_t c = counter + (inc ? (uint64_t)i : 0);
-
-		lo[i] = (uint32_t)c;
-		hi[i] = (uint32_t)(c >> 32);
-	}
-	clo = LOADU(lo);
-	chi = LOADU(hi);
 	for (size_t b = 0; b < blocks; b++) {
-		uint8_t f = flags | (b == 0 ? flags_start : 0) |
-		    (b + 1 == blocks ? flags_end : 0);
+		uint8_t f = B3_FLAGS(b);
 		size_t o = 64 * b;
 
-		for (int i = 0; i < 16; i++)
-			_mm_prefetch((const char *)in[i] + o + PF_DIST,
-			    _MM_HINT_T0);
+		B3_PREFETCH(16, o);
 		vec m0 = LOADU(in[0] + o), m1 = LOADU(in[1] + o),
 		    m2 = LOADU(in[2] + o), m3 = LOADU(in[3] + o),
 		    m4 = LOADU(in[4] + o), m5 = LOADU(in[5] + o),

@@ -65,23 +65,13 @@ blake3_sse41_hash4(const uint8_t *const *in, size_t blocks,
     uint8_t flags_start, uint8_t flags_end, uint8_t *out)
 {
 	const uint8_t *p0 = in[0], *p1 = in[1], *p2 = in[2], *p3 = in[3];
-	vec h0 = set1(key[0]), h1 = set1(key[1]), h2 = set1(key[2]),
-	    h3 = set1(key[3]), h4 = set1(key[4]), h5 = set1(key[5]),
-	    h6 = set1(key[6]), h7 = set1(key[7]);
-	uint64_t d = inc ? 1 : 0;
-	vec clo = _mm_setr_epi32((int)(uint32_t)counter,
-	    (int)(uint32_t)(counter + d), (int)(uint32_t)(counter + 2 * d),
-	    (int)(uint32_t)(counter + 3 * d));
-	vec chi = _mm_setr_epi32((int)(uint32_t)(counter >> 32),
-	    (int)(uint32_t)((counter + d) >> 32),
-	    (int)(uint32_t)((counter + 2 * d) >> 32),
-	    (int)(uint32_t)((counter + 3 * d) >> 32));
-	const uint32_t blen = 64;
+	B3_LANES(4);
 
 	for (size_t b = 0; b < blocks; b++) {
-		uint8_t f = flags | (b == 0 ? flags_start : 0) |
-		    (b + 1 == blocks ? flags_end : 0);
+		uint8_t f = B3_FLAGS(b);
 		size_t o = 64 * b;
+
+		B3_PREFETCH(4, o);
 		vec m0 = LOADU(p0 + o), m1 = LOADU(p1 + o), m2 = LOADU(p2 + o),
 		    m3 = LOADU(p3 + o);
 		vec m4 = LOADU(p0 + o + 16), m5 = LOADU(p1 + o + 16),

@@ -20,6 +20,7 @@
 #include "bao.h"
 #include "blake3.h"
 #include "hex.h"
+#include "random_bytes.h"
 
 #define VECTORS	"../shared/data/bao/test_vectors.json"
 
@@ -41,17 +42,6 @@ counter_input(size_t len)
 		p[i + 2] = (uint8_t)(c >> 16);
 		p[i + 3] = (uint8_t)(c >> 24);
 	}
-	return p;
-}
-
-static uint8_t *
-random_bytes(size_t len)
-{
-	uint8_t *p = malloc(len ? len : 1);
-
-	ck_assert_ptr_nonnull(p);
-	for (size_t i = 0; i < len; i++)
-		p[i] = (uint8_t)random();
 	return p;
 }
 

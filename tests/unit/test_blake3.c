@@ -16,6 +16,7 @@
 
 #include "blake3.h"
 #include "hex.h"
+#include "random_bytes.h"
 
 #define VECTORS	"../shared/data/blake3/test_vectors.json"
 #define KEY	"whats the Elvish word for friend"
@@ -32,17 +33,6 @@ pattern(size_t len)
 	ck_assert_ptr_nonnull(p);
 	for (size_t i = 0; i < len; i++)
 		p[i] = (uint8_t)(i % 251);
-	return p;
-}
-
-static uint8_t *
-random_bytes(size_t len)
-{
-	uint8_t *p = malloc(len ? len : 1);
-
-	ck_assert_ptr_nonnull(p);
-	for (size_t i = 0; i < len; i++)
-		p[i] = (uint8_t)random();
 	return p;
 }
 
