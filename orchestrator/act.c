@@ -1,11 +1,13 @@
 /*
  * act.c: the engine's actions, one function per row of ACTIONS()
- * (action.h), and act_run(), which runs a step by its action's name.
+ * (action.h), each reading its step's typed fields (struct step, step.h),
+ * and act_run(), which runs a step by its action.
  *
  * Starting forks each peer as soon as the peers it is seeded with are
  * ready and reads the ready lines on the loop; signals collect a peer's
  * history first; loads run inside the peers and are awaited through
- * bounded control calls on the loop (run_call), so the timers keep running.
+ * bounded control calls on the loop (engine_call), so the timers keep
+ * running.
  */
 #include <sys/wait.h>
 
@@ -25,6 +27,7 @@
 #include "engine.h"
 #include "fleet.h"
 #include "num.h"
+#include "step.h"
 #include "xmalloc.h"
 
 /* Seeds for a (re)starting peer: up to three live peers other than it. */
@@ -44,7 +47,7 @@ live_seeds(struct run *r, struct peer *self, char **seeds, int max)
 
 /* True if index k is in a list like "1,3" or "all". */
 static bool
-run_index_listed(const char *list, int k)
+index_listed(const char *list, int k)
 {
 	const char *c = list;
 
@@ -93,19 +96,19 @@ await_held(struct run *r, struct peer *p)
 	    "  or go on: kill -CONT %d\n"
 	    "  waiting up to %d s ...\n", r->tty ? "\r\033[K" : "", p->name,
 	    (int)pid, (int)pid, (int)pid, r->opts.hold_timeout_s);
-	run_timeline(r, "held", json_pack("{s:i, s:I}", "peer", p->index, "pid",
+	engine_timeline(r, "held", json_pack("{s:i, s:I}", "peer", p->index, "pid",
 	    (json_int_t)pid));
 	until = clock_mono_ms() + (uint64_t)r->opts.hold_timeout_s * 1000u;
 	while (proc_state(pid) == 'T' || proc_state(pid) == 't') {
 		if (clock_mono_ms() >= until)
-			return run_fail(r,
+			return engine_fail(r,
 			    "%s was held and not continued within %d s",
 			    p->name, r->opts.hold_timeout_s);
-		if (run_interrupted)
-			return run_fail(r, "interrupted by a signal");
+		if (engine_interrupted)
+			return engine_fail(r, "interrupted by a signal");
 		nanosleep(&ts, NULL);
 	}
-	run_timeline(r, "continued", json_pack("{s:i}", "peer", p->index));
+	engine_timeline(r, "continued", json_pack("{s:i}", "peer", p->index));
 	p->answered_ms = clock_mono_ms();
 	r->progress_ms = clock_mono_ms();
 	return 0;
@@ -115,7 +118,7 @@ await_held(struct run *r, struct peer *p)
 static int
 start_prepare(struct run *r, struct peer *p)
 {
-	p->hold = run_index_listed(r->opts.hold, p->index);
+	p->hold = index_listed(r->opts.hold, p->index);
 	for (int i = 0; i < r->opts.nwraps; i++) {
 		char *eq = strchr(r->opts.wraps[i], '=');
 		char which[64];
@@ -124,9 +127,9 @@ start_prepare(struct run *r, struct peer *p)
 			continue;
 		snprintf(which, sizeof(which), "%.*s",
 		    (int)(eq - r->opts.wraps[i]), r->opts.wraps[i]);
-		if (run_index_listed(which, p->index) &&
+		if (index_listed(which, p->index) &&
 		    fleet_set_wrap(p, eq + 1) == -1)
-			return run_fail(r, "--wrap %s: cannot parse the prefix",
+			return engine_fail(r, "--wrap %s: cannot parse the prefix",
 			    r->opts.wraps[i]);
 	}
 	return 0;
@@ -146,7 +149,7 @@ start_done(struct run *r, struct peer *p)
 	    p->index, "name", p->name, "pid", (json_int_t)p->pid,
 	    "peerd_pid", (json_int_t)p->peerd_pid, "listen", p->listen,
 	    "peer_id", p->peer_id, "cmdline", line);
-	run_timeline(r, "peer_started", cmd);
+	engine_timeline(r, "peer_started", cmd);
 	free(line);
 	return 0;
 }
@@ -159,7 +162,7 @@ start_peer(struct run *r, struct peer *p, char **seeds, int nseeds)
 	if (start_prepare(r, p) == -1)
 		return -1;
 	if (fleet_start(&r->fleet, p, seeds, nseeds, err, sizeof(err)) == -1)
-		return run_fail(r, "starting %s: %s", p->name, err);
+		return engine_fail(r, "starting %s: %s", p->name, err);
 	return start_done(r, p);
 }
 
@@ -207,7 +210,7 @@ start_seeds(struct run *r, struct start_job *j)
 		    "random"));
 
 		for (json_int_t s = 0; s < k && j->nseeds < 8; s++)
-			j->seeds[j->nseeds++] = (int)(run_rng(r) %
+			j->seeds[j->nseeds++] = (int)(engine_rng(r) %
 			    (uint64_t)j->p->index);
 	} else
 		j->seeds[j->nseeds++] = 0;
@@ -230,7 +233,7 @@ start_spawn(struct run *r, struct start_job *j)
 		return -1;
 	if (fleet_spawn(&r->fleet, j->p, seeds, j->nseeds, j->err,
 	    sizeof(j->err)) == -1)
-		return run_fail(r, "starting %s: %s", j->p->name, j->err);
+		return engine_fail(r, "starting %s: %s", j->p->name, j->err);
 	j->spawned = true;
 	j->ev = event_new(r->base, j->p->ready_fd, EV_READ | EV_PERSIST,
 	    start_ready_cb, j);
@@ -245,26 +248,26 @@ start_spawn(struct run *r, struct start_job *j)
  * lines are read on the loop as they come, all within the step's bound.
  */
 static int
-act_start(struct run *r, json_t *step, uint64_t deadline)
+act_start(struct run *r, const struct step *s, uint64_t deadline)
 {
 	json_int_t n = json_integer_value(json_object_get(json_object_get(
 	    r->scn, "fleet"), "peers"));
-	json_t *sel = json_object_get(step, "peers");
+	json_t *sel = s->u.start.peers;
 	struct peer *ps[FLEET_MAX_PEERS];
 	struct start_job *jobs;
 	int np, nready = 0, rc = 0;
 
 	while (r->fleet.npeers < n)
 		if (fleet_add(&r->fleet, NULL) == NULL)
-			return run_fail(r, "too many peers");
-	if (sel == NULL || json_is_null(sel))
+			return engine_fail(r, "too many peers");
+	if (sel == NULL)
 		sel = json_string("all");
 	else
 		json_incref(sel);
-	np = run_select(r, sel, ps, FLEET_MAX_PEERS, false);
+	np = engine_select(r, sel, ps, FLEET_MAX_PEERS, false);
 	json_decref(sel);
 	if (np < 0)
-		return run_fail(r, "start: a peer index out of range");
+		return engine_fail(r, "start: a peer index out of range");
 	jobs = xcalloc((size_t)np + 1, sizeof(*jobs));
 	for (int i = 0; i < np; i++) {
 		jobs[i].p = ps[i];
@@ -279,12 +282,12 @@ act_start(struct run *r, json_t *step, uint64_t deadline)
 			if (!jobs[i].spawned && start_spawn(r, &jobs[i]) == -1)
 				rc = -1;
 		if (rc == 0)
-			run_nap(r);
+			engine_nap(r);
 		for (int i = 0; i < np && rc == 0; i++) {
 			struct start_job *j = &jobs[i];
 
 			if (j->failed)
-				rc = run_fail(r, "starting %s: %s", j->p->name,
+				rc = engine_fail(r, "starting %s: %s", j->p->name,
 				    j->err);
 			else if (j->ready && j->ev != NULL) {
 				event_free(j->ev);
@@ -294,10 +297,10 @@ act_start(struct run *r, json_t *step, uint64_t deadline)
 			}
 		}
 		if (rc == 0 && nready < np && clock_mono_ms() >= deadline)
-			rc = run_fail(r,
+			rc = engine_fail(r,
 			    "start: %d of %d peers ready within the "
 			    "step's bound", nready, np);
-		if (rc == 0 && run_housekeep(r) == -1)
+		if (rc == 0 && engine_housekeep(r) == -1)
 			rc = -1;
 	}
 	for (int i = 0; i < np; i++) {
@@ -314,15 +317,16 @@ static int	signal_one(struct run *, struct peer *, const char *, int,
 		    uint64_t);
 
 static int
-act_signal(struct run *r, json_t *step, int sig, uint64_t deadline)
+act_signal(struct run *r, const struct step *s, int sig, uint64_t deadline)
 {
 	struct peer *ps[FLEET_MAX_PEERS];
-	const char *action = json_string_value(json_object_get(step, "action"));
-	int np = run_select(r, json_object_get(step, "peer"), ps,
-	    FLEET_MAX_PEERS, json_is_string(json_object_get(step, "peer")));
+	const char *action = s->action;
+	json_t *sel = s->u.peer.peer;
+	int np = engine_select(r, sel, ps, FLEET_MAX_PEERS,
+	    json_is_string(sel));
 
 	if (np <= 0)
-		return run_fail(r, "%s: no such peer", action);
+		return engine_fail(r, "%s: no such peer", action);
 	for (int i = 0; i < np; i++)
 		if (signal_one(r, ps[i], action, sig, deadline) == -1)
 			return -1;
@@ -334,7 +338,7 @@ signal_one(struct run *r, struct peer *p, const char *action, int sig,
     uint64_t deadline)
 {
 	if (!fleet_live(p))
-		return run_fail(r, "%s: %s is not running (%s)", action,
+		return engine_fail(r, "%s: %s is not running (%s)", action,
 		    p->name, fleet_state_name(p->state));
 	/* Its history first: after a kill nobody can ask it. */
 	if (sig == SIGTERM || sig == SIGKILL || sig == SIGSTOP) {
@@ -343,71 +347,70 @@ signal_one(struct run *r, struct peer *p, const char *action, int sig,
 		if (history_loads(r, p, sig != SIGSTOP) == -1)
 			return -1;
 	}
-	run_timeline(r, "signal", json_pack("{s:i, s:s, s:I}", "peer", p->index,
+	engine_timeline(r, "signal", json_pack("{s:i, s:s, s:I}", "peer", p->index,
 	    "signal", sigabbrev_np(sig), "pid", (json_int_t)p->pid));
-	run_fault_note(r, "%s %s (SIG%s to pid %d)", action, p->name,
+	engine_fault_note(r, "%s %s (SIG%s to pid %d)", action, p->name,
 	    sigabbrev_np(sig), (int)p->pid);
 	if (fleet_signal(p, sig) == -1)
-		return run_fail(r, "%s: kill(%d): %s", action, (int)p->pid,
+		return engine_fail(r, "%s: kill(%d): %s", action, (int)p->pid,
 		    strerror(errno));
 	if (sig == SIGTERM || sig == SIGKILL) {
 		uint64_t now = clock_mono_ms();
 
 		if (!fleet_wait_exit(&r->fleet, p, now < deadline ?
 		    (int)(deadline - now) : 0))
-			return run_fail(r, "%s: %s did not exit", action,
+			return engine_fail(r, "%s: %s did not exit", action,
 			    p->name);
 		if (sig == SIGTERM && !(WIFEXITED(p->exit_status) &&
 		    WEXITSTATUS(p->exit_status) == 0))
-			run_note(r, "%s exited with status 0x%x after SIGTERM",
+			engine_note(r, "%s exited with status 0x%x after SIGTERM",
 			    p->name, p->exit_status);
 	}
 	return 0;
 }
 
 static int
-act_stop(struct run *r, json_t *step, uint64_t deadline)
+act_stop(struct run *r, const struct step *s, uint64_t deadline)
 {
-	return act_signal(r, step, SIGTERM, deadline);
+	return act_signal(r, s, SIGTERM, deadline);
 }
 
 static int
-act_kill(struct run *r, json_t *step, uint64_t deadline)
+act_kill(struct run *r, const struct step *s, uint64_t deadline)
 {
-	return act_signal(r, step, SIGKILL, deadline);
+	return act_signal(r, s, SIGKILL, deadline);
 }
 
 static int
-act_pause(struct run *r, json_t *step, uint64_t deadline)
+act_pause(struct run *r, const struct step *s, uint64_t deadline)
 {
-	return act_signal(r, step, SIGSTOP, deadline);
+	return act_signal(r, s, SIGSTOP, deadline);
 }
 
 static int
-act_resume(struct run *r, json_t *step, uint64_t deadline)
+act_resume(struct run *r, const struct step *s, uint64_t deadline)
 {
-	return act_signal(r, step, SIGCONT, deadline);
+	return act_signal(r, s, SIGCONT, deadline);
 }
 
 static int
-act_restart(struct run *r, json_t *step, uint64_t deadline)
+act_restart(struct run *r, const struct step *s, uint64_t deadline)
 {
 	struct peer *ps[FLEET_MAX_PEERS];
 	char *seeds[3];
 	int ns, np;
 
 	(void)deadline;
-	np = run_select(r, json_object_get(step, "peer"), ps,
-	    FLEET_MAX_PEERS, false);
+	np = engine_select(r, s->u.peer.peer, ps, FLEET_MAX_PEERS, false);
 	if (np <= 0)
-		return run_fail(r, "restart: no such peer");
+		return engine_fail(r, "restart: no such peer");
 	for (int i = 0; i < np; i++) {
 		struct peer *p = ps[i];
 
 		if (fleet_live(p)) {
-			if (json_is_string(json_object_get(step, "peer")))
+			if (json_is_string(s->u.peer.peer))
 				continue;	/* "all": the ones that are down */
-			return run_fail(r, "restart: %s is still running",
+			return engine_fail(r, "restart: %s is still running",
 			    p->name);
 		}
 		ns = live_seeds(r, p, seeds, 3);
@@ -415,16 +418,16 @@ act_restart(struct run *r, json_t *step, uint64_t deadline)
 		p->takes_seen = 0;
 		if (start_peer(r, p, seeds, ns) == -1)
 			return -1;
-		run_fault_note(r, "restart %s (restart %u, pid %d)", p->name,
+		engine_fault_note(r, "restart %s (restart %u, pid %d)", p->name,
 		    p->restarts, (int)p->pid);
 	}
 	return 0;
 }
 
 static int
-act_join(struct run *r, json_t *step, uint64_t deadline)
+act_join(struct run *r, const struct step *s, uint64_t deadline)
 {
-	json_t *knobs = json_object_get(step, "knobs");
+	json_t *knobs = s->u.join.knobs;
 	struct peer *p;
 	char *seeds[3];
 	int ns;
@@ -432,27 +435,27 @@ act_join(struct run *r, json_t *step, uint64_t deadline)
 	(void)deadline;
 	if ((p = fleet_add(&r->fleet, json_is_object(knobs) ? knobs : NULL)) ==
 	    NULL)
-		return run_fail(r, "join: too many peers");
+		return engine_fail(r, "join: too many peers");
 	ns = live_seeds(r, p, seeds, 3);
 	return start_peer(r, p, seeds, ns);
 }
 
 static int
-act_connect(struct run *r, json_t *step, uint64_t deadline)
+act_connect(struct run *r, const struct step *s, uint64_t deadline)
 {
-	struct peer *from = run_one_peer(r, step, "from");
-	struct peer *to = run_one_peer(r, step, "to");
+	struct peer *from = engine_peer(r, s->u.connect.from);
+	struct peer *to = engine_peer(r, s->u.connect.to);
 	char err[256];
 	json_t *args, *res;
 
 	(void)deadline;
 	if (from == NULL || to == NULL)
-		return run_fail(r, "connect: no such peer");
+		return engine_fail(r, "connect: no such peer");
 	args = json_pack("{s:s}", "addr", to->listen);
-	res = run_call(r, from, "connect", args, CALL_MS, err, sizeof(err));
+	res = engine_call(r, from, "connect", args, CALL_MS, err, sizeof(err));
 	json_decref(args);
 	if (res == NULL)
-		return run_fail(r, "connect: %s", err);
+		return engine_fail(r, "connect: %s", err);
 	json_decref(res);
 	return 0;
 }
@@ -469,78 +472,74 @@ wait_loads(struct run *r, struct peer **ps, int np, const char *name,
 			    "name", name), *res, *l;
 			bool running;
 
-			res = run_call(r, ps[i], "load", args, CALL_MS, err,
+			res = engine_call(r, ps[i], "load", args, CALL_MS, err,
 			    sizeof(err));
 			json_decref(args);
 			if (res == NULL)
-				return run_fail(r, "%s: %s", name, err);
+				return engine_fail(r, "%s: %s", name, err);
 			l = json_array_get(json_object_get(res, "loads"), 0);
 			running = json_is_true(json_object_get(l, "running"));
 			json_decref(res);
 			if (!running)
 				break;
 			if (clock_mono_ms() >= deadline)
-				return run_fail(r,
+				return engine_fail(r,
 				    "%s: not done within its bound", name);
-			if (run_housekeep(r) == -1)
+			if (engine_housekeep(r) == -1)
 				return -1;
-			run_nap(r);
+			engine_nap(r);
 		}
 	}
 	return 0;
 }
 
-static const char *const write_keys[] = { "count", "rate", "type",
-    "payload_bytes", "lease_ms", NULL };
-static const char *const take_keys[] = { "workers", "type", "complete",
-    "timeout_ms", NULL };
-
-/* Start an in-peer load named after the step, with the step's keys. */
+/* Start an in-peer load named name on each peer: op, name, then keys. */
 static int
-start_loads(struct run *r, struct peer **ps, int np, json_t *step,
-    const char *op, const char *const *keys)
+start_loads(struct run *r, struct peer **ps, int np, const char *name,
+    const char *op, json_t *keys)
 {
-	json_t *name = json_object_get(step, "name");
 	char err[256];
+	int rc = 0;
 
-	for (int i = 0; i < np; i++) {
-		json_t *args = json_pack("{s:s, s:O}", "op", op, "name", name),
+	for (int i = 0; i < np && rc == 0; i++) {
+		json_t *args = json_pack("{s:s, s:s}", "op", op, "name", name),
 		    *res;
 
-		for (const char *const *k = keys; *k != NULL; k++)
-			json_object_set(args, *k, json_object_get(step, *k));
-		res = run_call(r, ps[i], "load", args, CALL_MS, err,
+		json_object_update(args, keys);
+		res = engine_call(r, ps[i], "load", args, CALL_MS, err,
 		    sizeof(err));
 		json_decref(args);
 		if (res == NULL)
-			return run_fail(r, "%s: %s", json_string_value(name),
-			    err);
+			rc = engine_fail(r, "%s: %s", name, err);
 		json_decref(res);
 	}
-	return 0;
+	json_decref(keys);
+	return rc;
 }
 
+/*
+ * Start a bulk load (peerd's load "bulk") named name on p; type and
+ * lease_ms a write step's own (a reconcile step has none: NULL, -1).
+ */
 static int
 bulk_start(struct run *r, struct peer *p, const char *name, json_int_t seed,
-    json_int_t count, json_int_t from, json_int_t stamp_ms, json_t *step)
+    json_int_t count, json_int_t from, json_int_t stamp_ms,
+    json_int_t payload_bytes, const char *type, json_int_t lease_ms)
 {
 	char err[256];
 	json_t *args, *res;
 
-	args = json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:O}", "op", "bulk",
+	args = json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:I}", "op", "bulk",
 	    "name", name, "seed", seed, "count", count, "from", from,
-	    "stamp_ms", stamp_ms, "payload_bytes",
-	    json_object_get(step, "payload_bytes"));
-	/* a write step's own type and lease (a reconcile step has none) */
-	if (json_object_get(step, "type") != NULL)
-		json_object_set(args, "type", json_object_get(step, "type"));
-	if (json_object_get(step, "lease_ms") != NULL)
-		json_object_set(args, "lease_ms", json_object_get(step,
-		    "lease_ms"));
-	res = run_call(r, p, "load", args, CALL_MS, err, sizeof(err));
+	    "stamp_ms", stamp_ms, "payload_bytes", payload_bytes);
+	if (type != NULL)
+		json_object_set_new(args, "type", json_string(type));
+	if (lease_ms >= 0)
+		json_object_set_new(args, "lease_ms", json_integer(lease_ms));
+	res = engine_call(r, p, "load", args, CALL_MS, err, sizeof(err));
 	json_decref(args);
 	if (res == NULL)
-		return run_fail(r, "%s: %s", name, err);
+		return engine_fail(r, "%s: %s", name, err);
 	json_decref(res);
 	return 0;
 }
@@ -555,12 +554,12 @@ bulk_start(struct run *r, struct peer *p, const char *name, json_int_t seed,
  * live peer.
  */
 static int
-write_bulk(struct run *r, json_t *step, struct peer **ws, int nw,
+write_bulk(struct run *r, const struct step *s, struct peer **ws, int nw,
     uint64_t deadline)
 {
+	const struct step_write *wr = &s->u.write;
 	struct peer *ps[FLEET_MAX_PEERS];
-	const char *name = json_string_value(json_object_get(step, "name"));
-	json_int_t count = json_integer_value(json_object_get(step, "count"));
+	const char *name = s->name;
 	json_int_t stamp = (json_int_t)(time(NULL) * 1000);
 	uint32_t h = 2166136261u;
 	char ln[96];
@@ -576,7 +575,8 @@ write_bulk(struct run *r, json_t *step, struct peer **ws, int nw,
 		    ws[w]->index);
 		for (int i = 0; i < np; i++)
 			if (bulk_start(r, ps[i], ln, (json_int_t)(h & 0x7fffffff) +
-			    ws[w]->index, count, 0, stamp, step) == -1)
+			    ws[w]->index, wr->count, 0, stamp, wr->payload_bytes,
+			    wr->type, wr->lease_ms) == -1)
 				return -1;
 		if (wait_loads(r, ps, np, ln, deadline) == -1 ||
 		    history_writes(r, ps[0], ln, "status", true) == -1)
@@ -586,25 +586,24 @@ write_bulk(struct run *r, json_t *step, struct peer **ws, int nw,
 }
 
 static int
-act_write(struct run *r, json_t *step, uint64_t deadline)
+act_write(struct run *r, const struct step *s, uint64_t deadline)
 {
+	const struct step_write *w = &s->u.write;
 	struct peer *ps[FLEET_MAX_PEERS];
-	const char *name = json_string_value(json_object_get(step, "name"));
-	json_t *ba;
+	const char *name = s->name;
 	int np;
 
 	gather_window_open(r);
-	np = run_select(r, json_object_get(step, "peer"), ps,
-	    FLEET_MAX_PEERS, true);
+	np = engine_select(r, w->peer, ps, FLEET_MAX_PEERS, true);
 	if (np <= 0)
-		return run_fail(r, "%s: no live peer selected", name);
-	ba = json_object_get(step, "bulk_above");
-	if (json_is_integer(ba) && json_integer_value(json_object_get(step,
-	    "count")) > json_integer_value(ba))
-		return write_bulk(r, step, ps, np, deadline);
-	if (start_loads(r, ps, np, step, "write", write_keys) == -1)
+		return engine_fail(r, "%s: no live peer selected", name);
+	if (w->bulk_above >= 0 && w->count > w->bulk_above)
+		return write_bulk(r, s, ps, np, deadline);
+	if (start_loads(r, ps, np, name, "write", json_pack("{s:I, s:f, s:s, "
+	    "s:I, s:I}", "count", w->count, "rate", w->rate, "type", w->type,
+	    "payload_bytes", w->payload_bytes, "lease_ms", w->lease_ms)) == -1)
 		return -1;
-	if (!json_is_true(json_object_get(step, "wait"))) {
+	if (!w->wait) {
 		for (int i = 0; i < np; i++)
 			history_load_add(r, ps[i], name);
 		return 0;
@@ -628,18 +627,18 @@ act_write(struct run *r, json_t *step, uint64_t deadline)
 #define TAKE_LOOK_MS	250
 
 static int
-act_take(struct run *r, json_t *step, uint64_t deadline)
+act_take(struct run *r, const struct step *s, uint64_t deadline)
 {
+	const struct step_take *t = &s->u.take;
 	struct peer *ps[FLEET_MAX_PEERS];
-	const char *name = json_string_value(json_object_get(step, "name"));
-	json_int_t count = json_integer_value(json_object_get(step, "count"));
+	const char *name = s->name;
+	json_int_t count = t->count;	/* -1: null, every task written */
 	char err[256];
 	int np;
 
-	np = run_select(r, json_object_get(step, "peer"), ps,
-	    FLEET_MAX_PEERS, true);
+	np = engine_select(r, t->peer, ps, FLEET_MAX_PEERS, true);
 	if (np <= 0)
-		return run_fail(r, "%s: no live peer selected", name);
+		return engine_fail(r, "%s: no live peer selected", name);
 	r->had_take_step = true;
 	if (count <= 0)
 		history_loads(r, NULL, false);
@@ -648,9 +647,11 @@ act_take(struct run *r, json_t *step, uint64_t deadline)
 	gather_take_cpu_mark(r);
 	r->take_start_ms = clock_mono_ms();
 	r->take_end_ms = 0;
-	if (start_loads(r, ps, np, step, "take", take_keys) == -1)
+	if (start_loads(r, ps, np, name, "take", json_pack("{s:I, s:s, s:b, "
+	    "s:I}", "workers", t->workers, "type", t->type, "complete",
+	    t->complete, "timeout_ms", t->timeout_ms)) == -1)
 		return -1;
-	if (!json_is_true(json_object_get(step, "wait")))
+	if (!t->wait)
 		return 0;
 	for (uint64_t look = 0;;) {
 		if (clock_mono_ms() >= look) {
@@ -660,13 +661,13 @@ act_take(struct run *r, json_t *step, uint64_t deadline)
 		if (history_taken(r) >= r->take_target)
 			break;
 		if (clock_mono_ms() >= deadline)
-			return run_fail(r,
+			return engine_fail(r,
 			    "%s: %zu of %llu tasks taken within its "
 			    "bound", name, history_taken(r),
 			    (unsigned long long)r->take_target);
-		if (run_housekeep(r) == -1)
+		if (engine_housekeep(r) == -1)
 			return -1;
-		run_nap(r);
+		engine_nap(r);
 	}
 	/* When the last task fell, by its winner's stamp: not when we looked. */
 	r->take_end_ms = history_nth_taken_us(r, r->take_target) / 1000;
@@ -678,7 +679,7 @@ act_take(struct run *r, json_t *step, uint64_t deadline)
 
 		if (!fleet_live(ps[i]))
 			continue;
-		res = run_call(r, ps[i], "load", args, CALL_MS, err,
+		res = engine_call(r, ps[i], "load", args, CALL_MS, err,
 		    sizeof(err));
 		json_decref(args);
 		json_decref(res);
@@ -689,50 +690,48 @@ act_take(struct run *r, json_t *step, uint64_t deadline)
 
 /* The fault step in words, into the notes. */
 static void
-fault_describe(struct run *r, json_t *step)
+fault_describe(struct run *r, const struct step_fault *f)
 {
-	json_t *part = json_object_get(step, "partition");
-	char *sel = json_dumps(json_object_get(step, "peer"), JSON_ENCODE_ANY |
-	    JSON_COMPACT);
+	json_t *part = f->partition;
+	char *sel = f->peer != NULL ? json_dumps(f->peer, JSON_ENCODE_ANY |
+	    JSON_COMPACT) : NULL;
 
 	if (json_is_array(part)) {
 		char *g = json_dumps(part, JSON_COMPACT);
 
-		run_fault_note(r, "partition %s", g);
+		engine_fault_note(r, "partition %s", g);
 		free(g);
-	} else if (json_is_true(json_object_get(step, "clear")))
-		run_fault_note(r, "faults cleared on peers %s",
+	} else if (f->clear)
+		engine_fault_note(r, "faults cleared on peers %s",
 		    sel ? sel : "?");
 	else
-		run_fault_note(r,
+		engine_fault_note(r,
 		    "fault on peers %s toward %s: drop %g, delay %lld ms, "
-		    "jitter %lld ms", sel ? sel : "?", json_is_integer(
-		    json_object_get(step, "target")) ? "one peer" : "all",
-		    json_number_value(json_object_get(step, "drop")),
-		    (long long)json_integer_value(json_object_get(step,
-		    "delay_ms")), (long long)json_integer_value(json_object_get(
-		    step, "jitter_ms")));
+		    "jitter %lld ms", sel ? sel : "?", f->target >= 0 ?
+		    "one peer" : "all", f->drop, (long long)f->delay_ms,
+		    (long long)f->jitter_ms);
 	free(sel);
 }
 
 static int
-act_fault(struct run *r, json_t *step, uint64_t deadline)
+act_fault(struct run *r, const struct step *s, uint64_t deadline)
 {
+	const struct step_fault *f = &s->u.fault;
 	struct peer *ps[FLEET_MAX_PEERS];
-	json_t *part = json_object_get(step, "partition");
+	json_t *part = f->partition;
 	char err[256];
 	int np;
 
 	(void)deadline;
-	np = run_select(r, json_is_array(part) ? NULL :
-	    json_object_get(step, "peer"), ps, FLEET_MAX_PEERS, true);
+	np = engine_select(r, json_is_array(part) ? NULL : f->peer, ps,
+	    FLEET_MAX_PEERS, true);
 	if (np < 0)
-		return run_fail(r, "fault: a peer index out of range");
-	fault_describe(r, step);
+		return engine_fail(r, "fault: a peer index out of range");
+	fault_describe(r, f);
 	for (int i = 0; i < np; i++) {
 		json_t *args, *res;
 
-		if (json_is_true(json_object_get(step, "clear")))
+		if (f->clear)
 			args = json_pack("{s:b}", "clear", 1);
 		else if (json_is_array(part)) {
 			/* Cut this peer off from every peer outside its group. */
@@ -761,56 +760,52 @@ act_fault(struct run *r, json_t *step, uint64_t deadline)
 				json_array_clear(cut);
 			args = json_pack("{s:o}", "partition", cut);
 		} else {
-			json_t *target = json_object_get(step, "target");
 			const char *peer = "*";
 
-			if (json_is_integer(target) &&
-			    json_integer_value(target) < r->fleet.npeers)
-				peer = r->fleet.peers[json_integer_value(target)]->
-				    peer_id;
-			args = json_pack("{s:s, s:O, s:O, s:O}", "peer", peer,
-			    "drop", json_object_get(step, "drop"),
-			    "delay_ms", json_object_get(step, "delay_ms"),
-			    "jitter_ms", json_object_get(step, "jitter_ms"));
+			if (f->target >= 0 && f->target < r->fleet.npeers)
+				peer = r->fleet.peers[f->target]->peer_id;
+			args = json_pack("{s:s, s:f, s:I, s:I}", "peer", peer,
+			    "drop", f->drop, "delay_ms", f->delay_ms,
+			    "jitter_ms", f->jitter_ms);
 		}
-		run_timeline(r, "fault", json_pack("{s:i, s:O}", "peer",
+		engine_timeline(r, "fault", json_pack("{s:i, s:O}", "peer",
 		    ps[i]->index, "args", args));
-		res = run_call(r, ps[i], "fault", args, CALL_MS, err,
+		res = engine_call(r, ps[i], "fault", args, CALL_MS, err,
 		    sizeof(err));
 		json_decref(args);
 		if (res == NULL)
-			return run_fail(r, "fault: %s", err);
+			return engine_fail(r, "fault: %s", err);
 		json_decref(res);
 	}
 	return 0;
 }
 
 static int
-act_publish(struct run *r, json_t *step, uint64_t deadline)
+act_publish(struct run *r, const struct step *s, uint64_t deadline)
 {
-	struct peer *p = run_one_peer(r, step, "peer");
-	double mib = json_number_value(json_object_get(step, "mebibytes"));
+	const struct step_publish *pb = &s->u.publish;
+	struct peer *p = engine_peer(r, pb->peer);
+	double mib = pb->mebibytes;
 	uint64_t now = clock_mono_ms();
 	char err[256];
 	json_t *args, *res;
 
 	if (p == NULL || !fleet_live(p))
-		return run_fail(r, "publish: the publisher is not running");
+		return engine_fail(r, "publish: the publisher is not running");
 	r->swarm_size = floor(mib * 1048576.0);
-	args = json_pack("{s:I, s:O, s:O}", "size", (json_int_t)r->swarm_size,
-	    "seed", json_object_get(step, "seed"), "piece_kib",
-	    json_object_get(step, "piece_kib"));
-	res = run_call(r, p, "publish", args, now < deadline ?
+	args = json_pack("{s:I, s:I, s:I}", "size", (json_int_t)r->swarm_size,
+	    "seed", pb->seed, "piece_kib", pb->piece_kib);
+	res = engine_call(r, p, "publish", args, now < deadline ?
 	    (int)(deadline - now) : 1000, err, sizeof(err));
 	json_decref(args);
 	if (res == NULL)
-		return run_fail(r, "publish: %s", err);
+		return engine_fail(r, "publish: %s", err);
 	snprintf(r->swarm_cid, sizeof(r->swarm_cid), "%s",
 	    json_string_value(json_object_get(res, "cid")));
 	snprintf(r->swarm_sha, sizeof(r->swarm_sha), "%s",
 	    json_string_value(json_object_get(res, "sha256")));
 	r->swarm_publisher = p->index;
-	run_timeline(r, "published", json_pack("{s:i, s:s, s:s, s:O, s:O}",
+	engine_timeline(r, "published", json_pack("{s:i, s:s, s:s, s:O, s:O}",
 	    "peer", p->index, "cid", r->swarm_cid, "sha256", r->swarm_sha,
 	    "size", json_object_get(res, "size"), "pieces",
 	    json_object_get(res, "pieces")));
@@ -819,53 +814,51 @@ act_publish(struct run *r, json_t *step, uint64_t deadline)
 }
 
 static int
-act_fetch(struct run *r, json_t *step, uint64_t deadline)
+act_fetch(struct run *r, const struct step *s, uint64_t deadline)
 {
 	struct peer *ps[FLEET_MAX_PEERS];
 	char err[256];
 	int np;
 
 	if (r->swarm_cid[0] == '\0')
-		return run_fail(r, "fetch: nothing was published");
-	np = run_select(r, json_object_get(step, "peer"), ps,
-	    FLEET_MAX_PEERS, true);
+		return engine_fail(r, "fetch: nothing was published");
+	np = engine_select(r, s->u.fetch.peer, ps, FLEET_MAX_PEERS, true);
 	if (np <= 0)
-		return run_fail(r, "fetch: no live peer selected");
+		return engine_fail(r, "fetch: no live peer selected");
 	for (int i = 0; i < np; i++) {
 		json_t *args, *res;
 
 		if (ps[i]->index == r->swarm_publisher)
 			continue;
 		args = json_pack("{s:s}", "cid", r->swarm_cid);
-		res = run_call(r, ps[i], "fetch", args, 15000, err,
+		res = engine_call(r, ps[i], "fetch", args, 15000, err,
 		    sizeof(err));
 		json_decref(args);
 		if (res == NULL)
-			return run_fail(r, "fetch: %s", err);
+			return engine_fail(r, "fetch: %s", err);
 		json_decref(res);
 		json_array_append_new(r->swarm_fetchers,
 		    json_integer(ps[i]->index));
-		run_timeline(r, "fetch_started", json_pack("{s:i, s:s}", "peer",
+		engine_timeline(r, "fetch_started", json_pack("{s:i, s:s}", "peer",
 		    ps[i]->index, "cid", r->swarm_cid));
 	}
-	if (!json_is_true(json_object_get(step, "wait")))
+	if (!s->u.fetch.wait)
 		return 0;
 	return content_wait_fetched(r, deadline);
 }
 
 static int
-act_wait(struct run *r, json_t *step, uint64_t deadline)
+act_wait(struct run *r, const struct step *s, uint64_t deadline)
 {
-	const char *until = json_string_value(json_object_get(step, "until"));
-	const char *measure = json_string_value(json_object_get(step,
-	    "measure"));
+	const struct step_wait *w = &s->u.wait;
+	const char *until = w->until, *measure = w->measure;
 	uint64_t start = clock_mono_ms();
 	char why[300] = "";
 
-	if (cond_eval(r, step, deadline, why, sizeof(why)) == -2)
-		return run_fail(r, "unknown condition \"%s\"", until);
+	if (cond_eval(r, w, deadline, why, sizeof(why)) == -2)
+		return engine_fail(r, "unknown condition \"%s\"", until);
 	for (;;) {
-		int ok = cond_eval(r, step, deadline, why, sizeof(why));
+		int ok = cond_eval(r, w, deadline, why, sizeof(why));
 
 		if (ok == -1)
 			return -1;
@@ -873,36 +866,33 @@ act_wait(struct run *r, json_t *step, uint64_t deadline)
 			break;
 		if (clock_mono_ms() >= deadline) {
 			if (measure != NULL)
-				run_note(r,
+				engine_note(r,
 				    "%s: not reached within its bound, so "
-				    "%s is UNKNOWN", json_string_value(
-				    json_object_get(step, "name")), measure);
-			return run_fail(r,
+				    "%s is UNKNOWN", s->name, measure);
+			return engine_fail(r,
 			    "%s: \"%s\" not reached within its bound "
-			    "(%s)", json_string_value(json_object_get(step,
-			    "name")), until, why);
+			    "(%s)", s->name, until, why);
 		}
-		if (run_housekeep(r) == -1)
+		if (engine_housekeep(r) == -1)
 			return -1;
-		run_nap(r);
+		engine_nap(r);
 	}
 	if (measure != NULL)
-		run_set_measure(r, measure, (double)(clock_mono_ms() - start),
-		    "ms");
+		engine_measure_wait(r, measure, (double)(clock_mono_ms() -
+		    start));
 	return 0;
 }
 
 static int
-act_sleep(struct run *r, json_t *step, uint64_t deadline)
+act_sleep(struct run *r, const struct step *s, uint64_t deadline)
 {
-	uint64_t until = clock_mono_ms() + (uint64_t)json_integer_value(
-	    json_object_get(step, "ms"));
+	uint64_t until = clock_mono_ms() + (uint64_t)s->u.sleep.ms;
 
 	(void)deadline;
 	while (clock_mono_ms() < until) {
-		if (run_housekeep(r) == -1)
+		if (engine_housekeep(r) == -1)
 			return -1;
-		run_nap_until(r, until);
+		engine_nap_until(r, until);
 	}
 	return 0;
 }
@@ -914,27 +904,27 @@ act_sleep(struct run *r, json_t *step, uint64_t deadline)
  * naming the kinds that spent the most frames.
  */
 static int
-act_rest(struct run *r, json_t *step, uint64_t deadline)
+act_rest(struct run *r, const struct step *s, uint64_t deadline)
 {
 	json_t *b, *e;
 	uint64_t t0 = clock_mono_ms();
-	double s, peers, frames;
+	double secs, peers, frames;
 	size_t nk;
 	char kinds[512], num[NUM_BUF];
 
-	if (json_integer_value(json_object_get(step, "ms")) == 0)
+	if (s->u.sleep.ms == 0)
 		return 0;	/* a scenario's rest turned off */
 	b = gather_fleet_sum(r);
-	if (act_sleep(r, step, deadline) == -1) {
+	if (act_sleep(r, s, deadline) == -1) {
 		json_decref(b);
 		return -1;
 	}
 	e = gather_fleet_sum(r);
-	s = (double)(clock_mono_ms() - t0) / 1000.0;
+	secs = (double)(clock_mono_ms() - t0) / 1000.0;
 	peers = json_number_value(json_object_get(e, "peers"));
-	if (peers < 1 || s <= 0 || json_number_value(json_object_get(b,
+	if (peers < 1 || secs <= 0 || json_number_value(json_object_get(b,
 	    "peers")) != peers) {
-		run_note(r, "rest: %g of the peers answered at the start and %g "
+		engine_note(r, "rest: %g of the peers answered at the start and %g "
 		    "at the end; fleet.rest_* not measured",
 		    json_number_value(json_object_get(b, "peers")), peers);
 		json_decref(b);
@@ -942,20 +932,19 @@ act_rest(struct run *r, json_t *step, uint64_t deadline)
 		return 0;
 	}
 #define REST_D(name) ((json_number_value(json_object_get(e, name)) - \
-	json_number_value(json_object_get(b, name))) / peers / s)
+	json_number_value(json_object_get(b, name))) / peers / secs)
 	frames = REST_D("frames.out");
-	run_set_measure(r, "fleet.rest_frames_per_peer_s", frames, "frames/s");
-	run_set_measure(r, "fleet.rest_bytes_per_peer_s", REST_D("bytes.out"),
-	    "bytes/s");
-	run_set_measure(r, "fleet.rest_cpu_ms_per_peer_s",
-	    REST_D("process.cpu_s") * 1000.0, "ms");
-	run_set_measure(r, "fleet.rest_wakeups_per_peer_s",
-	    REST_D("process.wakeups"), "wakeups/s");
+	engine_measure(r, M_FLEET_REST_FRAMES_PER_PEER_S, frames);
+	engine_measure(r, M_FLEET_REST_BYTES_PER_PEER_S, REST_D("bytes.out"));
+	engine_measure(r, M_FLEET_REST_CPU_MS_PER_PEER_S,
+	    REST_D("process.cpu_s") * 1000.0);
+	engine_measure(r, M_FLEET_REST_WAKEUPS_PER_PEER_S,
+	    REST_D("process.wakeups"));
 #undef REST_D
-	nk = gather_kinds_text(b, e, peers * s, 6, kinds, sizeof(kinds));
-	run_note(r, "rest: %.0f peers for %.1f s sent %s frames per peer "
+	nk = gather_kinds_text(b, e, peers * secs, 6, kinds, sizeof(kinds));
+	engine_note(r, "rest: %.0f peers for %.1f s sent %s frames per peer "
 	    "per second (%s); the engine called each peer once every %.1f s "
-	    "(the watchdog's round)", peers, s, num_human(frames, "", num,
+	    "(the watchdog's round)", peers, secs, num_human(frames, "", num,
 	    sizeof(num)), nk ? kinds : "none", (double)watch_round_ms(
 	    r->fleet.npeers, r->opts.watch_ms) / 1000.0);
 	json_decref(b);
@@ -964,18 +953,16 @@ act_rest(struct run *r, json_t *step, uint64_t deadline)
 }
 
 static int
-act_mark(struct run *r, json_t *step, uint64_t deadline)
+act_mark(struct run *r, const struct step *s, uint64_t deadline)
 {
 	(void)r;
-	(void)step;
+	(void)s;
 	(void)deadline;
 	return 0;
 }
 
-/* The engine's half of ACTIONS() (action.h): a step's function by name. */
 /* ---- set reconciliation ----------------------------------------------- */
 
-/* Start a bulk load (peerd's load "bulk") named name on p. */
 /*
  * reconcile: with common > 0 both peers first bulk-load the same common
  * entries; each then loads its own half of diff (seeds from the step's
@@ -983,30 +970,36 @@ act_mark(struct run *r, json_t *step, uint64_t deadline)
  * with "with" by method, and reconcile.<method>.* are what that cost and
  * whether both replicas ended equal.
  */
+/* reconcile.METHOD.KEY from the reconcile command's result of that KEY. */
+static const char *const recon_keys[] = { "rounds", "bytes", "record_bytes",
+    "records", "ms", NULL };
+
 static int
-act_reconcile(struct run *r, json_t *step, uint64_t deadline)
+act_reconcile(struct run *r, const struct step *s, uint64_t deadline)
 {
-	struct peer *ps[2] = { run_one_peer(r, step, "peer"),
-	    run_one_peer(r, step, "with") };
-	const char *method = json_string_value(json_object_get(step, "method"));
-	const char *name = json_string_value(json_object_get(step, "name"));
-	json_int_t common = json_integer_value(json_object_get(step, "common"));
-	json_int_t diff = json_integer_value(json_object_get(step, "diff"));
-	json_int_t seed = json_integer_value(json_object_get(step, "seed"));
+	const struct step_reconcile *rs = &s->u.reconcile;
+	struct peer *ps[2] = { engine_peer(r, rs->peer),
+	    engine_peer(r, rs->with) };
+	const char *method = rs->method;
+	const char *name = s->name;
+	json_int_t common = rs->common;
+	json_int_t diff = rs->diff;
+	json_int_t seed = rs->seed;
 	json_int_t stamp = (json_int_t)(time(NULL) * 1000);
 	json_t *args, *res, *sp[2] = { NULL, NULL };
 	char err[256], ln[96], m[80];
 	uint64_t now;
 	double payload;
+	int rc;
 
 	if (ps[0] == NULL || ps[1] == NULL || ps[0] == ps[1] ||
 	    !fleet_live(ps[0]) || !fleet_live(ps[1]))
-		return run_fail(r, "%s: needs two different running peers", name);
+		return engine_fail(r, "%s: needs two different running peers", name);
 	if (common > 0) {
 		snprintf(ln, sizeof(ln), "%s.common", name);
 		for (int i = 0; i < 2; i++)
 			if (bulk_start(r, ps[i], ln, 1, common, 0, stamp,
-			    step) == -1)
+			    rs->payload_bytes, NULL, -1) == -1)
 				return -1;
 		if (wait_loads(r, ps, 2, ln, deadline) == -1)
 			return -1;
@@ -1017,7 +1010,7 @@ act_reconcile(struct run *r, json_t *step, uint64_t deadline)
 
 		/* after the common entries in FIFO order, as new writes are */
 		if (n > 0 && bulk_start(r, ps[i], ln, 1000 + 2 * seed + i, n,
-		    1000000000, stamp, step) == -1)
+		    1000000000, stamp, rs->payload_bytes, NULL, -1) == -1)
 			return -1;
 	}
 	if (wait_loads(r, ps, 2, ln, deadline) == -1)
@@ -1026,69 +1019,65 @@ act_reconcile(struct run *r, json_t *step, uint64_t deadline)
 	args = json_pack("{s:s, s:s, s:I}", "peer", ps[1]->name, "method",
 	    method, "timeout_ms", (json_int_t)(deadline > now + 1000 ?
 	    deadline - now - 500 : 500));
-	res = run_call(r, ps[0], "reconcile", args, deadline > now ?
+	res = engine_call(r, ps[0], "reconcile", args, deadline > now ?
 	    (int)(deadline - now) : 1000, err, sizeof(err));
 	json_decref(args);
 	if (res == NULL)
-		return run_fail(r, "%s: %s", name, err);
-	run_timeline(r, "reconciled", json_pack("{s:s, s:O}", "method", method,
+		return engine_fail(r, "%s: %s", name, err);
+	engine_timeline(r, "reconciled", json_pack("{s:s, s:O}", "method", method,
 	    "result", res));
-#define RECON_SET(key, unit) do {					\
-	snprintf(m, sizeof(m), "reconcile.%s." key, method);		\
-	run_set_measure(r, m, json_number_value(json_object_get(res, key)),	\
-	    unit);							\
-} while (0)
-	RECON_SET("rounds", "count");
-	RECON_SET("bytes", "bytes");
-	RECON_SET("record_bytes", "bytes");
-	RECON_SET("records", "count");
-	RECON_SET("ms", "ms");
-#undef RECON_SET
+	for (const char *const *k = recon_keys; *k != NULL; k++) {
+		snprintf(m, sizeof(m), "reconcile.%s.%s", method, *k);
+		if (engine_measure_named(r, m, json_number_value(
+		    json_object_get(res, *k))) == -1) {
+			json_decref(res);
+			return -1;
+		}
+	}
 	/* Records over their own encoded size (the digest reports none). */
 	payload = json_number_value(json_object_get(res, "payload"));
 	snprintf(m, sizeof(m), "reconcile.%s.record_ratio", method);
-	if (payload > 0)
-		run_set_measure(r, m, json_number_value(json_object_get(res,
-		    "record_bytes")) / payload, "ratio");
+	if (payload > 0 && engine_measure_named(r, m, json_number_value(
+	    json_object_get(res, "record_bytes")) / payload) == -1) {
+		json_decref(res);
+		return -1;
+	}
 	json_decref(res);
 	for (int i = 0; i < 2; i++) {
 		args = json_pack("{s:i}", "limit", 0);
-		res = run_call(r, ps[i], "dump", args, CALL_MS, err,
+		res = engine_call(r, ps[i], "dump", args, CALL_MS, err,
 		    sizeof(err));
 		json_decref(args);
 		if (res == NULL) {
 			json_decref(sp[0]);
-			return run_fail(r, "%s: %s", name, err);
+			return engine_fail(r, "%s: %s", name, err);
 		}
 		sp[i] = json_incref(json_object_get(res, "space"));
 		json_decref(res);
 	}
 	snprintf(m, sizeof(m), "reconcile.%s.equal", method);
-	run_set_measure(r, m, json_equal(json_object_get(sp[0], "digest"),
-	    json_object_get(sp[1], "digest")) && json_equal(json_object_get(
-	    sp[0], "records"), json_object_get(sp[1], "records")), "count");
+	rc = engine_measure_named(r, m, json_equal(json_object_get(sp[0],
+	    "digest"), json_object_get(sp[1], "digest")) && json_equal(
+	    json_object_get(sp[0], "records"), json_object_get(sp[1],
+	    "records")));
 	json_decref(sp[0]);
 	json_decref(sp[1]);
-	return 0;
+	return rc;
 }
 
-#define ACTION_EXEC(n, fields, check) { #n, act_##n },
-static const struct {
-	const char	*name;
-	int		(*exec)(struct run *, json_t *, uint64_t);
-} actions[] = { ACTIONS(ACTION_EXEC) };
+/* The engine's half of ACTIONS() (action.h): a step's function by action. */
+#define ACTION_EXEC(n, fields, check) [ACTION_##n] = act_##n,
+static int (*const actions[ACTION_COUNT])(struct run *, const struct step *,
+    uint64_t) = { ACTIONS(ACTION_EXEC) };
 #undef ACTION_EXEC
 
 int
-act_run(struct run *r, json_t *step)
+act_run(struct run *r, const struct step *s)
 {
-	const char *a = json_string_value(json_object_get(step, "action"));
-	json_t *tmo = json_object_get(step, "timeout_s");
 	uint64_t deadline = clock_mono_ms() + (uint64_t)(1000.0 *
-	    (json_is_number(tmo) ? json_number_value(tmo) : 60));
+	    (isnan(s->timeout_s) ? 60 : s->timeout_s));
 
-	for (size_t i = 0; i < sizeof(actions) / sizeof(actions[0]); i++)
-		if (strcmp(actions[i].name, a) == 0)
-			return actions[i].exec(r, step, deadline);
-	return run_fail(r, "unknown action \"%s\"", a);
+	if (s->act >= ACTION_COUNT)
+		return engine_fail(r, "unknown action \"%s\"", s->action);
+	return actions[s->act](r, s, deadline);
 }

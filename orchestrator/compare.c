@@ -179,7 +179,7 @@ compare_build(const json_t *a, const json_t *b, double threshold)
 	json_t *out;
 
 	json_object_foreach(an, k, v) {
-		const struct measure_info *mi = measures_find(k);
+		const struct measure_info *mi = measures_shown(k);
 		json_t *first = NULL;
 		const char *unit;
 

@@ -29,7 +29,7 @@ live_index(struct run *r, const char *id)
 }
 
 /*
- * Whether a run_call_each answer counts: p still running, and an answer
+ * Whether a engine_call_each answer counts: p still running, and an answer
  * (else err says who did not answer cmd).
  */
 static bool
@@ -87,18 +87,18 @@ overlay_one(struct run *r, int i, struct peer *p, json_t *res, void *arg)
  * at least min(its --active, live - 1) links to running peers, and the
  * overlay (the union of the peers' links) is one connected graph.  A full
  * mesh is the case live - 1 <= --active.  Every peer is asked at once
- * (run_call_each).
+ * (engine_call_each).
  */
 static int
-cond_connected(struct run *r, json_t *step, uint64_t deadline, char *why,
-    size_t len)
+cond_connected(struct run *r, const struct step_wait *w, uint64_t deadline,
+    char *why, size_t len)
 {
 	int n = r->fleet.npeers, reached = 0, *queue, qh = 0, qt = 0;
 	struct overlay o;
 	uint8_t *seen;
 	int rc = 0;
 
-	(void)step;
+	(void)w;
 	(void)deadline;
 	memset(&o, 0, sizeof(o));
 	o.n = n;
@@ -115,7 +115,7 @@ cond_connected(struct run *r, json_t *step, uint64_t deadline, char *why,
 	}
 	for (int i = 0; i < n; i++)
 		o.live += r->fleet.peers[i]->state == PEER_RUNNING;
-	run_call_each(r, "peers", NULL, CALL_MS, overlay_one, &o);
+	engine_call_each(r, "peers", NULL, CALL_MS, overlay_one, &o);
 	for (int i = 0; i < n; i++) {
 		struct peer *p = r->fleet.peers[i];
 
@@ -194,18 +194,18 @@ digest_one(struct run *r, int i, struct peer *p, json_t *res, void *arg)
 }
 
 static int
-cond_converged(struct run *r, json_t *step, uint64_t deadline, char *why,
-    size_t len)
+cond_converged(struct run *r, const struct step_wait *w, uint64_t deadline,
+    char *why, size_t len)
 {
 	struct agree a;
 	json_t *args;
 
-	(void)step;
+	(void)w;
 	(void)deadline;
 	memset(&a, 0, sizeof(a));
 	a.bad = -1;
 	args = json_pack("{s:i}", "limit", 0);
-	run_call_each(r, "dump", args, CALL_MS, digest_one, &a);
+	engine_call_each(r, "dump", args, CALL_MS, digest_one, &a);
 	json_decref(args);
 	if (a.err[0] != '\0') {
 		snprintf(why, len, "%s", a.err);
@@ -246,18 +246,18 @@ ids_one(struct run *r, int i, struct peer *p, json_t *res, void *arg)
 
 /* Every written id on every running peer. */
 static int
-cond_visible(struct run *r, json_t *step, uint64_t deadline, char *why,
-    size_t len)
+cond_visible(struct run *r, const struct step_wait *w, uint64_t deadline,
+    char *why, size_t len)
 {
 	struct agree a;
 
-	(void)step;
+	(void)w;
 	(void)deadline;
 	history_loads_look(r);
 	memset(&a, 0, sizeof(a));
 	a.bad = -1;
 	a.writes = r->writes;
-	run_call_each(r, "ids", NULL, CALL_MS * 2, ids_one, &a);
+	engine_call_each(r, "ids", NULL, CALL_MS * 2, ids_one, &a);
 	if (a.err[0] != '\0') {
 		snprintf(why, len, "%s", a.err);
 		return 0;
@@ -283,7 +283,7 @@ fleet_counter(struct run *r, const char *name, bool *ok)
 
 		if (p->state != PEER_RUNNING)
 			continue;
-		if ((m = run_call(r, p, "metrics", NULL, CALL_MS, err,
+		if ((m = engine_call(r, p, "metrics", NULL, CALL_MS, err,
 		    sizeof(err))) == NULL)
 			continue;
 		v = json_object_get(json_object_get(m, "counters"), name);
@@ -298,10 +298,10 @@ fleet_counter(struct run *r, const char *name, bool *ok)
 
 /* Every fetcher complete (wait_fetched waits itself, bounded). */
 static int
-cond_fetched(struct run *r, json_t *step, uint64_t deadline, char *why,
-    size_t len)
+cond_fetched(struct run *r, const struct step_wait *w, uint64_t deadline,
+    char *why, size_t len)
 {
-	(void)step;
+	(void)w;
 	(void)why;
 	(void)len;
 	return content_wait_fetched(r, deadline) == -1 ? -1 : 1;
@@ -309,10 +309,10 @@ cond_fetched(struct run *r, json_t *step, uint64_t deadline, char *why,
 
 /* Every task written so far taken. */
 static int
-cond_taken(struct run *r, json_t *step, uint64_t deadline, char *why,
-    size_t len)
+cond_taken(struct run *r, const struct step_wait *w, uint64_t deadline,
+    char *why, size_t len)
 {
-	(void)step;
+	(void)w;
 	(void)deadline;
 	history_loads_look(r);
 	history_takes(r);
@@ -323,10 +323,10 @@ cond_taken(struct run *r, json_t *step, uint64_t deadline, char *why,
 
 /* A measure (or a fleet counter) against the step's op and value. */
 static int
-cond_metric(struct run *r, json_t *step, uint64_t deadline, char *why,
-    size_t len)
+cond_metric(struct run *r, const struct step_wait *w, uint64_t deadline,
+    char *why, size_t len)
 {
-	const char *m = json_string_value(json_object_get(step, "metric"));
+	const char *m = w->metric;
 	json_t *mv = json_object_get(json_object_get(r->measures, m), "value");
 	bool have = json_is_number(mv);
 	double v = have ? json_number_value(mv) : 0;
@@ -335,8 +335,7 @@ cond_metric(struct run *r, json_t *step, uint64_t deadline, char *why,
 	if (strncmp(m, "counters.", 9) == 0)
 		v = fleet_counter(r, m + 9, &have);
 	snprintf(why, len, "%s = %g", m, v);
-	return have && run_compare(v, json_string_value(json_object_get(step,
-	    "op")), json_number_value(json_object_get(step, "value")));
+	return have && engine_compare(v, w->op, w->value);
 }
 
 /*
@@ -346,19 +345,19 @@ cond_metric(struct run *r, json_t *step, uint64_t deadline, char *why,
 #define COND_ROW(n) { #n, cond_##n },
 static const struct {
 	const char	*name;
-	int		(*eval)(struct run *, json_t *, uint64_t, char *,
-			    size_t);
+	int		(*eval)(struct run *, const struct step_wait *, uint64_t,
+			    char *, size_t);
 } conditions[] = { CONDITIONS(COND_ROW) };
 #undef COND_ROW
 
 int
-cond_eval(struct run *r, json_t *step, uint64_t deadline, char *why,
-    size_t len)
+cond_eval(struct run *r, const struct step_wait *w, uint64_t deadline,
+    char *why, size_t len)
 {
-	const char *until = json_string_value(json_object_get(step, "until"));
+	const char *until = w->until;
 
 	for (size_t c = 0; c < sizeof(conditions) / sizeof(conditions[0]); c++)
 		if (until != NULL && strcmp(conditions[c].name, until) == 0)
-			return conditions[c].eval(r, step, deadline, why, len);
+			return conditions[c].eval(r, w, deadline, why, len);
 	return -2;
 }

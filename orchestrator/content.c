@@ -36,7 +36,7 @@ content_of(struct run *r, struct peer *p, bool sha, char *err, size_t errlen)
 	json_t *args = json_pack("{s:s, s:b}", "cid", r->swarm_cid, "sha256",
 	    sha), *res;
 
-	res = run_call(r, p, "content", args, CALL_MS, err, errlen);
+	res = engine_call(r, p, "content", args, CALL_MS, err, errlen);
 	json_decref(args);
 	return res;
 }
@@ -82,14 +82,14 @@ content_wait_fetched(struct run *r, uint64_t deadline)
 
 				stalled[i] = true;
 				r->swarm_stalls++;
-				run_note(r,
+				engine_note(r,
 				    "stall: %s gained no piece for 30 s "
 				    "(%lld of %lld verified)", p->name,
 				    (long long)v, (long long)json_integer_value(
 				    json_object_get(c, "pieces")));
-				run_timeline(r, "stall", json_pack("{s:i, s:I}",
+				engine_timeline(r, "stall", json_pack("{s:i, s:I}",
 				    "peer", p->index, "verified", v));
-				t = run_call(r, p, "trace", args, CALL_MS, err,
+				t = engine_call(r, p, "trace", args, CALL_MS, err,
 				    sizeof(err));
 				if (t != NULL && r->opts.verbose >= 0) {
 					size_t k;
@@ -127,16 +127,16 @@ content_wait_fetched(struct run *r, uint64_t deadline)
 		if (done == n)
 			break;
 		if (clock_mono_ms() >= deadline) {
-			rc = run_fail(r,
+			rc = engine_fail(r,
 			    "fetch: %zu of %zu fetchers complete within "
 			    "the bound", done, n);
 			break;
 		}
-		if (run_housekeep(r) == -1) {
+		if (engine_housekeep(r) == -1) {
 			rc = -1;
 			break;
 		}
-		run_nap(r);
+		engine_nap(r);
 	}
 	free(last_gain);
 	free(last_v);
@@ -201,7 +201,7 @@ raw_stream(struct run *r, double bytes)
 	else
 		snprintf(tool, sizeof(tool), "tcpstream");
 	if (access(tool, X_OK) != 0) {
-		run_note(r, "no %s: swarm.raw_stream_mib_s not measured", tool);
+		engine_note(r, "no %s: swarm.raw_stream_mib_s not measured", tool);
 		return;
 	}
 	snprintf(arg, sizeof(arg), "%.0f", bytes);
@@ -223,7 +223,7 @@ raw_stream(struct run *r, double bytes)
 		close(out[0]);
 		if (n == -2) {
 			kill(pid, SIGKILL);
-			run_note(r, "tcpstream gave no result within %d s: killed",
+			engine_note(r, "tcpstream gave no result within %d s: killed",
 			    RAW_BOUND_MS / 1000);
 		}
 		waitpid(pid, &status, 0);
@@ -241,13 +241,13 @@ raw_stream(struct run *r, double bytes)
 		got++;
 	}
 	if (got < RAW_RUNS) {
-		run_note(r,
+		engine_note(r,
 		    "tcpstream failed: swarm.raw_stream_mib_s not measured");
 		return;
 	}
 	qsort(v, (size_t)got, sizeof(v[0]), cmp_double);
-	run_note(r, "raw stream: %s MiB/s; the median is used", runs);
-	run_set_measure(r, "swarm.raw_stream_mib_s", v[got / 2], "MiB/s");
+	engine_note(r, "raw stream: %s MiB/s; the median is used", runs);
+	engine_measure(r, M_SWARM_RAW_STREAM_MIB_S, v[got / 2]);
 }
 
 /* Per fetcher: verified, bytes from the seeder and from the others. */
@@ -302,26 +302,24 @@ content_gather(struct run *r)
 		    json_object_get(c, "bad_pieces")));
 		json_decref(c);
 	}
-	run_set_measure(r, "swarm.verified", (double)verified, "count");
-	run_set_measure(r, "swarm.unverified", (double)(n - verified), "count");
-	run_set_measure(r, "swarm.stalls", (double)r->swarm_stalls, "count");
+	engine_measure(r, M_SWARM_VERIFIED, (double)verified);
+	engine_measure(r, M_SWARM_UNVERIFIED, (double)(n - verified));
+	engine_measure(r, M_SWARM_STALLS, (double)r->swarm_stalls);
 	if (verified == n && last_us > first_us) {
 		double secs = (last_us - first_us) / 1e6;
 		json_t *raw;
 
-		run_set_measure(r, "swarm.wall_ms", secs * 1000.0, "ms");
-		run_set_measure(r, "swarm.aggregate_mib_s", r->swarm_size *
-		    (double)n / 1048576.0 / secs, "MiB/s");
+		engine_measure(r, M_SWARM_WALL_MS, secs * 1000.0);
+		engine_measure(r, M_SWARM_AGGREGATE_MIB_S, r->swarm_size *
+		    (double)n / 1048576.0 / secs);
 		if (total > 0)
-			run_set_measure(r, "swarm.seeder_share",
-			    from_seeder / total,
-			    "ratio");
+			engine_measure(r, M_SWARM_SEEDER_SHARE,
+			    from_seeder / total);
 		raw_stream(r, r->swarm_size * (double)n);
 		raw = json_object_get(json_object_get(r->measures,
 		    "swarm.raw_stream_mib_s"), "value");
 		if (json_number_value(raw) > 0)
-			run_set_measure(r, "swarm.ratio_to_raw", r->swarm_size *
-			    (double)n / 1048576.0 / secs / json_number_value(raw),
-			    "ratio");
+			engine_measure(r, M_SWARM_RATIO_TO_RAW, r->swarm_size *
+			    (double)n / 1048576.0 / secs / json_number_value(raw));
 	}
 }

@@ -10,18 +10,19 @@
  */
 #include <sys/ioctl.h>
 #include <sys/socket.h>
-#include <sys/un.h>
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
 
 #include "ctl.h"
 #include "fleet.h"
+#include "unixsock.h"
 #include "xmalloc.h"
 
 /* A call whose answer is late by our own fault gets this much more, so often. */
@@ -275,23 +276,22 @@ ctl_of(struct event_base *base, struct peer *p)
 static int
 ctl_open(struct ctl *c, char *err, size_t len)
 {
-	struct sockaddr_un sun;
+	int fd;
 
-	memset(&sun, 0, sizeof(sun));
-	sun.sun_family = AF_UNIX;
-	if (strlen(c->p->control) >= sizeof(sun.sun_path)) {
-		snprintf(err, len, "%s: control path too long", c->p->name);
+	if ((fd = unixsock_connect(c->p->control, SOCK_NONBLOCK)) == -1) {
+		if (errno == ENAMETOOLONG)
+			snprintf(err, len, "%s: control path too long",
+			    c->p->name);
+		else
+			snprintf(err, len, "%s: connect %s: %s", c->p->name,
+			    c->p->control, strerror(errno));
 		return -1;
 	}
-	memcpy(sun.sun_path, c->p->control, strlen(c->p->control));
-	c->bev = bufferevent_socket_new(c->base, -1, BEV_OPT_CLOSE_ON_FREE);
-	if (c->bev == NULL || bufferevent_socket_connect(c->bev,
-	    (struct sockaddr *)&sun, sizeof(sun)) == -1) {
-		snprintf(err, len, "%s: connect %s: %s", c->p->name,
-		    c->p->control, strerror(errno));
-		if (c->bev != NULL)
-			bufferevent_free(c->bev);
-		c->bev = NULL;
+	if ((c->bev = bufferevent_socket_new(c->base, fd,
+	    BEV_OPT_CLOSE_ON_FREE)) == NULL) {
+		snprintf(err, len, "%s: connect %s: out of memory", c->p->name,
+		    c->p->control);
+		close(fd);
 		return -1;
 	}
 	bufferevent_setcb(c->bev, read_cb, NULL, event_cb, c);

@@ -1,7 +1,9 @@
 /*
  * engine.h: what the engine's files share (run.c, act.c, cond.c,
- * content.c, history.c, sample.c, watch.c); nothing outside the engine
- * includes it.  Each function's prefix is its file's name.
+ * content.c, engine.c, history.c, sample.c, watch.c); nothing outside the
+ * engine includes it.  Each function's prefix is its file's name.  Calls
+ * go down: run.c (the driver) -> act.c, cond.c, gather.c, ... -> engine.c;
+ * no file calls up into run.c.
  */
 #ifndef ENGINE_H
 #define ENGINE_H
@@ -14,10 +16,12 @@
 #include <jansson.h>
 
 #include "ctl.h"
+#include "measures.h"
 #include "run.h"
+#include "step.h"
 
 #define CALL_MS		5000	/* bound on one control request */
-#define RUN_EACH_WINDOW	64	/* run_call_each's calls in flight */
+#define ENGINE_EACH_WINDOW	64	/* engine_call_each's calls in flight */
 #define POLL_NS		(20 * 1000 * 1000)	/* between two looks */
 #define COLLECT_MS	500	/* take collection; looks at write loads */
 #define PROGRESS_MS	10000	/* progress line when not on a terminal */
@@ -27,56 +31,74 @@
 #define WATCH_QUIET_MS	2000	/* after a stall: unanswered this long and
 				   without CPU time is stuck (watch.c) */
 
-/* ---- run.c: the core ---------------------------------------------------- */
+/* ---- engine.c: the library under every engine file ---------------------- */
 
 /* The run's xorshift draw (topology choices: replay draws the same). */
-uint64_t	 run_rng(struct run *r);
+uint64_t	 engine_rng(struct run *r);
 /* Milliseconds since the run began. */
-uint64_t	 run_ms(const struct run *r);
+uint64_t	 engine_ms(const struct run *r);
 /* One line of timeline.ndjson: {"t_ms", "event", ...fields} (fields stolen). */
-void		 run_timeline(struct run *r, const char *event, json_t *fields);
+void		 engine_timeline(struct run *r, const char *event, json_t *fields);
 /* A line of the report's notes (and stderr). */
-void		 run_note(struct run *r, const char *fmt, ...)
+void		 engine_note(struct run *r, const char *fmt, ...)
 		    __attribute__((format(printf, 2, 3)));
 /* A note on something done to the fleet, with its time and step. */
-void		 run_fault_note(struct run *r, const char *fmt, ...)
+void		 engine_fault_note(struct run *r, const char *fmt, ...)
 		    __attribute__((format(printf, 2, 3)));
 /* The run's first error (exit 2); -1 always. */
-int		 run_fail(struct run *r, const char *fmt, ...)
+int		 engine_fail(struct run *r, const char *fmt, ...)
 		    __attribute__((format(printf, 2, 3)));
-void		 run_set_measure(struct run *r, const char *name, double value,
-		    const char *unit);
+/* The measure id of MEASURES() (measures.h), in the row's unit. */
+void		 engine_measure(struct run *r, enum measure_id id, double value);
+/* A latency measure id (microseconds) from the fleet's merged histogram;
+ * an empty one sets nothing. */
+struct hist;
+void		 engine_measure_hist(struct run *r, enum measure_id id,
+		    const struct hist *h);
+/* engine_measure() by a name made at run time; one MEASURES() lacks
+ * stops the run (engine_fail): -1. */
+int		 engine_measure_named(struct run *r, const char *name,
+		    double value);
+/* A wait step's own measure: how long it waited (measures_wait()'s row). */
+void		 engine_measure_wait(struct run *r, const char *name, double ms);
+/* counters.NAME, a peerd counter summed (measures_counter()'s row). */
+void		 engine_measure_counter(struct run *r, const char *name,
+		    double value);
+/* p (NULL: the fleet) missed a bound: stop the run for a capture. */
+void		 engine_trip(struct run *r, struct peer *p, const char *why);
+/* p missed a bound: marked stuck and named once in the run's hang_peers. */
+void		 engine_blame(struct run *r, struct peer *p);
 /* One control call awaited on the loop (timers running); NULL with err. */
-json_t		*run_call(struct run *r, struct peer *p, const char *cmd,
+json_t		*engine_call(struct run *r, struct peer *p, const char *cmd,
 		    json_t *args, int timeout_ms, char *err, size_t errlen);
-/* One answer of run_call_each: res borrowed, NULL when the call failed. */
-typedef void	(*run_each_fn)(struct run *r, int index, struct peer *p,
+/* One answer of engine_call_each: res borrowed, NULL when the call failed. */
+typedef void	(*engine_each_fn)(struct run *r, int index, struct peer *p,
 		    json_t *res, void *arg);
 /*
- * The same call to every live peer, RUN_EACH_WINDOW of them in flight at
+ * The same call to every live peer, ENGINE_EACH_WINDOW of them in flight at
  * once, awaited on the loop; fn gets each answer as it comes (in any
  * order).  A 1,000-peer fleet answers in seconds, not one by one.
  */
-void		 run_call_each(struct run *r, const char *cmd, json_t *args,
-		    int timeout_ms, run_each_fn fn, void *arg);
+void		 engine_call_each(struct run *r, const char *cmd, json_t *args,
+		    int timeout_ms, engine_each_fn fn, void *arg);
 /* A short pause between two looks, with the timers running. */
-void		 run_nap(struct run *r);
+void		 engine_nap(struct run *r);
 /*
  * A pause until until_ms, the timers running, ended early by a signal
  * (a child's exit, an interrupt: fleet_wake_fd) or the watchdog: a step
  * that only waits for time and those wakes at neither 20 ms pace.
  */
-void		 run_nap_until(struct run *r, uint64_t until_ms);
+void		 engine_nap_until(struct run *r, uint64_t until_ms);
 /* Interrupt, crash, watchdog: -1 when the run must stop. */
-int		 run_housekeep(struct run *r);
+int		 engine_housekeep(struct run *r);
 /* The peers of a selector into out; -1 for an index out of range. */
-int		 run_select(struct run *r, json_t *sel, struct peer **out, int max,
+int		 engine_select(struct run *r, json_t *sel, struct peer **out, int max,
 		    bool live_only);
-/* The one peer step[key] names, or NULL. */
-struct peer	*run_one_peer(struct run *r, json_t *step, const char *key);
+/* The peer of index k, or NULL. */
+struct peer	*engine_peer(struct run *r, json_int_t k);
 /* a OP b for OP in < <= == != >= >. */
-bool		 run_compare(double a, const char *op, double b);
-void		 run_write_json(const char *path, json_t *j);
+bool		 engine_compare(double a, const char *op, double b);
+void		 engine_write_json(const char *path, json_t *j);
 
 /* ---- gather.c: the fleet's figures into measures -------------------------- */
 
@@ -103,12 +125,13 @@ size_t		 gather_kinds_text(json_t *from, json_t *to, double div,
 /* ---- act.c: the actions ------------------------------------------------- */
 
 /* Run step by its action (ACTIONS() in action.h), within its timeout_s. */
-int		 act_run(struct run *r, json_t *step);
+int		 act_run(struct run *r, const struct step *s);
 
 /* ---- cond.c: the wait conditions ---------------------------------------- */
 
 /* The step's "until": 1 holds, 0 not yet, -1 stop, -2 no such condition. */
-int		 cond_eval(struct run *r, json_t *step, uint64_t deadline,
+int		 cond_eval(struct run *r, const struct step_wait *w,
+		    uint64_t deadline,
 		    char *why, size_t len);
 
 /* ---- content.c: the content swarm --------------------------------------- */
@@ -161,8 +184,6 @@ void		 sample_collect_tick(evutil_socket_t fd, short what, void *arg);
 
 /* ---- watch.c: the watchdog ---------------------------------------------- */
 
-/* p (NULL: the fleet) missed a bound: stop the run for a capture. */
-void		 watch_trip(struct run *r, struct peer *p, const char *why);
 /* The answer to the watchdog's call to p (a hello or a sample). */
 void		 watch_answer(struct run *r, struct peer *p, enum ctl_status st,
 		    const json_t *res, const char *err);

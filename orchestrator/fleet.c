@@ -26,6 +26,7 @@
 #include "fleet.h"
 #include "knob.h"
 #include "log.h"
+#include "unixsock.h"
 #include "xmalloc.h"
 
 volatile sig_atomic_t fleet_sigchld;
@@ -638,28 +639,6 @@ fleet_disconnect(struct peer *p)
 	p->rlen = 0;
 }
 
-static int
-ctl_connect(struct peer *p)
-{
-	struct sockaddr_un sun;
-	int fd;
-
-	memset(&sun, 0, sizeof(sun));
-	sun.sun_family = AF_UNIX;
-	if (strlen(p->control) >= sizeof(sun.sun_path)) {
-		errno = ENAMETOOLONG;
-		return -1;
-	}
-	memcpy(sun.sun_path, p->control, strlen(p->control));
-	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
-		return -1;
-	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1) {
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
-
 json_t *
 fleet_call(struct peer *p, const char *cmd, json_t *args, int timeout_ms,
     char *err, size_t errlen)
@@ -676,7 +655,7 @@ fleet_call(struct peer *p, const char *cmd, json_t *args, int timeout_ms,
 		    fleet_state_name(p->state));
 		return NULL;
 	}
-	if (p->ctl_fd == -1 && (p->ctl_fd = ctl_connect(p)) == -1) {
+	if (p->ctl_fd == -1 && (p->ctl_fd = unixsock_connect(p->control, 0)) == -1) {
 		snprintf(err, errlen, "%s: connect %s: %s", p->name, p->control,
 		    strerror(errno));
 		return NULL;

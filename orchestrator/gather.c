@@ -24,21 +24,6 @@
 #include "num.h"
 #include "xmalloc.h"
 
-static void
-hist_measure(struct run *r, const char *name, struct hist *h)
-{
-	if (hist_count(h) == 0)
-		return;
-	json_object_set_new(r->measures, name, json_pack(
-	    "{s:s, s:I, s:I, s:I, s:I, s:I, s:I}", "unit", "us",
-	    "count", (json_int_t)hist_count(h),
-	    "p50", (json_int_t)hist_percentile(h, 50),
-	    "p90", (json_int_t)hist_percentile(h, 90),
-	    "p99", (json_int_t)hist_percentile(h, 99),
-	    "p999", (json_int_t)hist_percentile(h, 99.9),
-	    "max", (json_int_t)hist_max(h)));
-}
-
 /*
  * A peer's frames sent by kind (its counters' frames.out_by_kind object)
  * added to sum as flat "frames.out_by_kind.<kind>" numbers, so the window
@@ -95,7 +80,7 @@ gather_fleet_sum(struct run *r)
 {
 	json_t *sum = json_object();
 
-	run_call_each(r, "metrics", NULL, CALL_MS, sum_one, sum);
+	engine_call_each(r, "metrics", NULL, CALL_MS, sum_one, sum);
 	return sum;
 }
 
@@ -166,7 +151,7 @@ kinds_note(struct run *r, double writes)
 
 	if (gather_kinds_text(r->write_base, r->counters, writes, 64, text,
 	    sizeof(text)) > 0)
-		run_note(r, "frames per write by kind, write window: %s", text);
+		engine_note(r, "frames per write by kind, write window: %s", text);
 }
 
 /* push.eager_edges, push.grafts, push.redundant_copies (docs/report.md). */
@@ -175,11 +160,10 @@ push_measures(struct run *r)
 {
 	if (r->write_base == NULL || json_object_size(r->writes) == 0)
 		return;
-	run_set_measure(r, "push.eager_edges", r->tree_degree, "count");
-	run_set_measure(r, "push.grafts", window_delta(r, "push.grafts_sent"),
-	    "count");
-	run_set_measure(r, "push.redundant_copies", window_delta(r,
-	    "push.duplicate_records"), "count");
+	engine_measure(r, M_PUSH_EAGER_EDGES, r->tree_degree);
+	engine_measure(r, M_PUSH_GRAFTS, window_delta(r, "push.grafts_sent"));
+	engine_measure(r, M_PUSH_REDUNDANT_COPIES, window_delta(r,
+	    "push.duplicate_records"));
 }
 
 /* What gather() adds up while the answers come in. */
@@ -204,7 +188,7 @@ gather_one(struct run *r, int i, struct peer *p, json_t *m, void *arg)
 	if (m == NULL)
 		return;
 	snprintf(path, sizeof(path), "%s/metrics.json", p->dir);
-	run_write_json(path, m);
+	engine_write_json(path, m);
 	c = json_object_get(m, "counters");
 	proc = json_object_get(m, "process");
 	json_object_set(row, "cpu_s", json_object_get(proc, "cpu_s"));
@@ -242,7 +226,7 @@ gather_one(struct run *r, int i, struct peer *p, json_t *m, void *arg)
 static void
 floor_note(struct run *r, const char *window, const struct floor_cost *fc)
 {
-	run_note(r, "the %s floor: %zu batches of 10 timed in the window "
+	engine_note(r, "the %s floor: %zu batches of 10 timed in the window "
 	    "and %zu at its end, a sign %.1f us, a verify %.1f us (the median "
 	    "batch; verify batches %.1f to %.1f us)", window,
 	    fc->batches - fc->late, fc->late, fc->sign_s * 1e6,
@@ -261,35 +245,34 @@ cpu_measures(struct run *r, const struct gather *g, double writes)
 
 	cpu = (g->cpu_s - json_number_value(json_object_get(r->write_base,
 	    "process.cpu_s"))) * 1000.0 / writes;
-	run_set_measure(r, "gossip.cpu_ms_per_write", cpu, "ms");
-	run_set_measure(r, "gossip.wakeups_per_write", (g->wakeups -
+	engine_measure(r, M_GOSSIP_CPU_MS_PER_WRITE, cpu);
+	engine_measure(r, M_GOSSIP_WAKEUPS_PER_WRITE, (g->wakeups -
 	    json_number_value(json_object_get(r->write_base,
-	    "process.wakeups"))) / writes, "ratio");
+	    "process.wakeups"))) / writes);
 	if (g->answered < 2 || floor_cost(r, r->write_open_us, &fc) == -1)
 		return;
 	verify_s = fc.verify_s;
 	floor_note(r, "write", &fc);
 	floor = (double)(g->answered - 1) * verify_s * 1000.0;
-	run_set_measure(r, "gossip.cpu_floor_ms_per_write", floor, "ms");
+	engine_measure(r, M_GOSSIP_CPU_FLOOR_MS_PER_WRITE, floor);
 	if (floor > 0)
-		run_set_measure(r, "gossip.cpu_over_floor", cpu / floor,
-		    "ratio");
+		engine_measure(r, M_GOSSIP_CPU_OVER_FLOOR, cpu / floor);
 	/* The same verify, timed inside the peers while they worked. */
 	timed = window_delta(r, "crypto.verify_timed");
 	if (timed <= 0)
 		return;
 	in_peers = window_delta(r, "crypto.verify_timed_us") / timed;
-	run_set_measure(r, "gossip.verify_us_in_peers", in_peers, "us");
-	run_set_measure(r, "gossip.verify_cpu_ms_per_write", window_delta(r,
-	    "crypto.verifies") * in_peers / 1000.0 / writes, "ms");
-	run_note(r, "a verify cost %.1f us inside the peers in the write "
+	engine_measure(r, M_GOSSIP_VERIFY_US_IN_PEERS, in_peers);
+	engine_measure(r, M_GOSSIP_VERIFY_CPU_MS_PER_WRITE, window_delta(r,
+	    "crypto.verifies") * in_peers / 1000.0 / writes);
+	engine_note(r, "a verify cost %.1f us inside the peers in the write "
 	    "window, %.1f us in the engine's timings", in_peers,
 	    verify_s * 1e6);
 }
 
 /*
  * Metrics of every live peer into its directory and the merged measures,
- * asked of all peers at once (run_call_each); the rows stay in fleet order.
+ * asked of all peers at once (engine_call_each); the rows stay in fleet order.
  */
 /*
  * Say how often the control client forgave a late answer because its peer
@@ -315,7 +298,7 @@ starved_note(struct run *r)
 		}
 	}
 	if (graces > 0)
-		run_note(r, "watchdog: %llu late control answers from %d peers "
+		engine_note(r, "watchdog: %llu late control answers from %d peers "
 		    "were waited for because those peers were runnable or using "
 		    "CPU, short of a core (the host is oversubscribed); the "
 		    "longest wait beyond a bound was %llu ms (%s)",
@@ -342,29 +325,29 @@ gather_run(struct run *r)
 			json_object_set_new(g.rows[i], "pid",
 			    json_integer(p->pid));
 	}
-	run_call_each(r, "metrics", NULL, CALL_MS, gather_one, &g);
+	engine_call_each(r, "metrics", NULL, CALL_MS, gather_one, &g);
 	for (int i = 0; i < r->fleet.npeers; i++)
 		json_array_append_new(r->peer_rows, g.rows[i]);
 	free(g.rows);
 	starved_note(r);
-	hist_measure(r, "gossip.write_to_visible", &g.all.write_to_visible);
-	hist_measure(r, "throughput.write_to_take", &g.all.write_to_take);
-	hist_measure(r, "control.rtt", &g.all.control_rtt);
+	engine_measure_hist(r, M_GOSSIP_WRITE_TO_VISIBLE,
+	    &g.all.write_to_visible);
+	engine_measure_hist(r, M_THROUGHPUT_WRITE_TO_TAKE,
+	    &g.all.write_to_take);
+	engine_measure_hist(r, M_CONTROL_RTT, &g.all.control_rtt);
 	if (g.have_metrics) {
-		run_set_measure(r, "fleet.frames_out", g.frames_out, "count");
-		run_set_measure(r, "fleet.bytes_out", g.bytes_out, "bytes");
-		run_set_measure(r, "fleet.bad_frames", g.bad, "count");
+		engine_measure(r, M_FLEET_FRAMES_OUT, g.frames_out);
+		engine_measure(r, M_FLEET_BYTES_OUT, g.bytes_out);
+		engine_measure(r, M_FLEET_BAD_FRAMES, g.bad);
 		if (json_object_size(r->writes) > 0 && r->write_base != NULL) {
 			double w = (double)json_object_size(r->writes);
 
-			run_set_measure(r, "gossip.frames_per_write",
-			    window_delta(r, "frames.out") / w, "ratio");
-			run_set_measure(r, "gossip.rumor_frames_per_write",
-			    window_delta(r, "frames.out_by_kind.rumor") / w,
-			    "ratio");
-			run_set_measure(r, "gossip.ihave_frames_per_write",
-			    window_delta(r, "frames.out_by_kind.ihave") / w,
-			    "ratio");
+			engine_measure(r, M_GOSSIP_FRAMES_PER_WRITE,
+			    window_delta(r, "frames.out") / w);
+			engine_measure(r, M_GOSSIP_RUMOR_FRAMES_PER_WRITE,
+			    window_delta(r, "frames.out_by_kind.rumor") / w);
+			engine_measure(r, M_GOSSIP_IHAVE_FRAMES_PER_WRITE,
+			    window_delta(r, "frames.out_by_kind.ihave") / w);
 			kinds_note(r, w);
 			cpu_measures(r, &g, w);
 		}
@@ -390,7 +373,7 @@ gather_take_cpu_mark(struct run *r)
 		json_t *m = NULL;
 
 		if (fleet_live(r->fleet.peers[i]))
-			m = run_call(r, r->fleet.peers[i], "metrics", NULL,
+			m = engine_call(r, r->fleet.peers[i], "metrics", NULL,
 			    CALL_MS, err, sizeof(err));
 		if (m == NULL) {
 			r->take_cpu0_ok = false;
@@ -450,9 +433,9 @@ gather_takes(struct run *r)
 	}
 	if (have == 0)
 		return;
-	hist_measure(r, "take.claim_to_visible", &all.claim_to_visible);
-	run_set_measure(r, "take.retries", retries, "count");
-	run_set_measure(r, "take.no_quorum", noq, "count");
+	engine_measure_hist(r, M_TAKE_CLAIM_TO_VISIBLE, &all.claim_to_visible);
+	engine_measure(r, M_TAKE_RETRIES, retries);
+	engine_measure(r, M_TAKE_NO_QUORUM, noq);
 	tk = json_object_get(json_object_get(r->measures, "history.takes"),
 	    "value");
 	takes = json_number_value(tk);
@@ -463,10 +446,10 @@ gather_takes(struct run *r)
 	floor_note(r, "take", &fc);
 	cpu -= r->take_cpu0;
 	floor = fc.sign_s + (double)(r->fleet.npeers - 1) * fc.verify_s;
-	run_set_measure(r, "take.cpu_ms_per_take", cpu / takes * 1e3, "ms");
-	run_set_measure(r, "take.cpu_floor_ms_per_take", floor * 1e3, "ms");
-	run_set_measure(r, "take.cpu_over_floor", cpu / takes / floor, "ratio");
-	run_set_measure(r, "take.wakeups_per_take", (wakeups - r->take_wake0) /
-	    takes, "ratio");
+	engine_measure(r, M_TAKE_CPU_MS_PER_TAKE, cpu / takes * 1e3);
+	engine_measure(r, M_TAKE_CPU_FLOOR_MS_PER_TAKE, floor * 1e3);
+	engine_measure(r, M_TAKE_CPU_OVER_FLOOR, cpu / takes / floor);
+	engine_measure(r, M_TAKE_WAKEUPS_PER_TAKE, (wakeups - r->take_wake0) /
+	    takes);
 }
 

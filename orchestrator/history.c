@@ -32,7 +32,7 @@ history_take(struct run *r, struct peer *p, const char *id, json_int_t mono)
 	}
 	json_array_append_new(list, json_pack("{s:i, s:I}", "peer", p->index,
 	    "mono_us", mono));
-	run_timeline(r, "take_won", json_pack("{s:s, s:i, s:I}", "id", id,
+	engine_timeline(r, "take_won", json_pack("{s:s, s:i, s:I}", "id", id,
 	    "peer", p->index, "mono_us", mono));
 }
 
@@ -46,7 +46,7 @@ takes_cb(struct peer *p, enum ctl_status st, json_t *res, const char *err,
 
 	p->takes_inflight = false;
 	if (st == CTL_TIMEOUT)
-		watch_trip(r, p, err);
+		engine_trip(r, p, err);
 	if (st != CTL_OK)
 		return;
 	json_array_foreach(json_object_get(res, "takes"), i, v) {
@@ -122,10 +122,10 @@ history_writes(struct run *r, struct peer *p, const char *load,
 	size_t i, fresh = 0;
 
 	args = json_pack("{s:s, s:s, s:b}", "op", op, "name", load, "ids", 1);
-	res = run_call(r, p, "load", args, CALL_MS * 4, err, sizeof(err));
+	res = engine_call(r, p, "load", args, CALL_MS * 4, err, sizeof(err));
 	json_decref(args);
 	if (res == NULL)
-		return run_fail(r, "collecting writes from %s: %s", p->name,
+		return engine_fail(r, "collecting writes from %s: %s", p->name,
 		    err);
 	l = json_array_get(json_object_get(res, "loads"), 0);
 	json_array_foreach(json_object_get(l, "ids"), i, v) {
@@ -137,14 +137,14 @@ history_writes(struct run *r, struct peer *p, const char *load,
 		fresh++;
 		json_object_set_new(r->writes, id, json_pack("{s:i, s:I}",
 		    "peer", p->index, "mono_us", mono));
-		run_timeline(r, "write_acked", json_pack("{s:s, s:i, s:s, s:I}",
+		engine_timeline(r, "write_acked", json_pack("{s:s, s:i, s:s, s:I}",
 		    "id", id, "peer", p->index, "load", load, "mono_us", mono));
 	}
 	if (final && json_object_get(l, "last_error") != NULL)
-		run_note(r, "%s: write load %s stopped: %s", p->name, load,
+		engine_note(r, "%s: write load %s stopped: %s", p->name, load,
 		    json_string_value(json_object_get(l, "last_error")));
 	if (fresh > 0)
-		run_timeline(r, "writes_acked", json_pack("{s:i, s:s, s:I}",
+		engine_timeline(r, "writes_acked", json_pack("{s:i, s:s, s:I}",
 		    "peer",
 		    p->index, "load", load, "count", (json_int_t)fresh));
 	json_decref(res);
@@ -189,7 +189,7 @@ history_loads(struct run *r, struct peer *only, bool final)
 		    p->state == PEER_PAUSED) {
 			if (final || !same || !fleet_live(p)) {
 				r->writes_uncollected++;
-				run_note(r,
+				engine_note(r,
 				    "%s: the acknowledgements of write load %s "
 				    "could not be collected (%s)", p->name, load,
 				    p->stuck ? "stuck" : fleet_state_name(
@@ -243,7 +243,7 @@ count_cb(struct peer *p, enum ctl_status st, json_t *res, const char *err,
 	json_t *l = load_of(a), *w;
 
 	if (st == CTL_TIMEOUT)
-		watch_trip(a->r, p, err);
+		engine_trip(a->r, p, err);
 	if (l != NULL) {
 		json_object_del(l, "asking");
 		w = json_object_get(json_array_get(json_object_get(res,
@@ -389,7 +389,7 @@ history_check(struct run *r)
 
 		if (p->state != PEER_RUNNING)
 			continue;
-		if ((res = run_call(r, p, "ids", NULL, CALL_MS * 2, err,
+		if ((res = engine_call(r, p, "ids", NULL, CALL_MS * 2, err,
 		    sizeof(err))) == NULL)
 			continue;
 		any_live = true;
@@ -410,9 +410,8 @@ history_check(struct run *r)
 	}
 	json_decref(present);
 	if (r->had_take_step) {
-		run_set_measure(r, "history.duplicates", (double)dup, "count");
-		run_set_measure(r, "history.never_taken", (double)never,
-		    "count");
+		engine_measure(r, M_HISTORY_DUPLICATES, (double)dup);
+		engine_measure(r, M_HISTORY_NEVER_TAKEN, (double)never);
 	}
 	/* A run that wrote and took nothing has no history to report. */
 	if (json_object_size(r->writes) == 0 && !r->had_take_step &&
@@ -420,23 +419,20 @@ history_check(struct run *r)
 		return;
 	/* Over writes issued but never collected, no history: UNKNOWN. */
 	if (r->writes_uncollected > 0) {
-		run_note(r,
+		engine_note(r,
 		    "%zu write loads were not collected: history.writes, "
 		    "history.lost and history.never_taken are UNKNOWN",
 		    r->writes_uncollected);
 		json_object_del(r->measures, "history.never_taken");
 	} else {
 		if (any_live)
-			run_set_measure(r, "history.lost", (double)lost,
-			    "count");
-		run_set_measure(r, "history.writes", (double)json_object_size(
-		    r->writes), "count");
+			engine_measure(r, M_HISTORY_LOST, (double)lost);
+		engine_measure(r, M_HISTORY_WRITES, (double)json_object_size(
+		    r->writes));
 	}
-	run_set_measure(r, "history.takes", (double)json_object_size(r->takes),
-	    "count");
+	engine_measure(r, M_HISTORY_TAKES, (double)json_object_size(r->takes));
 	if (r->take_end_ms > r->take_start_ms)
-		run_set_measure(r, "throughput.takes_per_s",
+		engine_measure(r, M_THROUGHPUT_TAKES_PER_S,
 		    (double)r->take_target /
-		    ((double)(r->take_end_ms - r->take_start_ms) / 1000.0),
-		    "ops/s");
+		    ((double)(r->take_end_ms - r->take_start_ms) / 1000.0));
 }

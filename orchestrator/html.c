@@ -190,7 +190,7 @@ measures(FILE *fp, const json_t *rep)
 	fputs("<h2>Measures</h2>\n<table><tr><th>measure</th><th class=\"n\">"
 	    "value</th><th>better</th><th>what</th></tr>\n", fp);
 	json_object_foreach(json_object_get(rep, "measures"), k, v) {
-		const struct measure_info *mi = measures_find(k);
+		const struct measure_info *mi = measures_shown(k);
 
 		fputs("<tr><td>", fp);
 		page_esc(fp, k);

@@ -138,7 +138,7 @@ static void
 on_signal(int sig)
 {
 	(void)sig;
-	run_interrupted = 1;
+	engine_interrupted = 1;
 	fleet_wake();		/* a sleeping step looks at once */
 }
 

@@ -9,7 +9,6 @@
  * status 0 on success, 1 on an error reply, 2 on a usage or I/O error.
  */
 #include <sys/socket.h>
-#include <sys/un.h>
 
 #include <errno.h>
 #include <stdbool.h>
@@ -21,6 +20,7 @@
 
 #include <jansson.h>
 
+#include "unixsock.h"
 #include "version.h"
 
 static void
@@ -49,19 +49,14 @@ usage(void)
 static int
 ctl_connect(const char *path)
 {
-	struct sockaddr_un sun;
 	int fd;
 
-	memset(&sun, 0, sizeof(sun));
-	sun.sun_family = AF_UNIX;
-	if (strlen(path) >= sizeof(sun.sun_path)) {
-		fprintf(stderr, "peerctl: socket path too long\n");
-		exit(2);
-	}
-	strncpy(sun.sun_path, path, sizeof(sun.sun_path) - 1);
-	if ((fd = socket(AF_UNIX, SOCK_STREAM, 0)) == -1 ||
-	    connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1) {
-		fprintf(stderr, "peerctl: %s: %s\n", path, strerror(errno));
+	if ((fd = unixsock_connect(path, 0)) == -1) {
+		if (errno == ENAMETOOLONG)
+			fprintf(stderr, "peerctl: socket path too long\n");
+		else
+			fprintf(stderr, "peerctl: %s: %s\n", path,
+			    strerror(errno));
 		exit(2);
 	}
 	return fd;

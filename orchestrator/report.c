@@ -253,7 +253,7 @@ write_md(const struct run *r)
 	fprintf(fp, "## Latency\n\n");
 	any = false;
 	json_object_foreach(r->measures, k, v) {
-		const struct measure_info *mi = measures_find(k);
+		const struct measure_info *mi = measures_shown(k);
 
 		if (json_object_get(v, "p50") == NULL)
 			continue;
@@ -277,7 +277,7 @@ write_md(const struct run *r)
 	    "per-peer percentiles.\n\n## Measures\n\n| measure | value | better "
 	    "| what |\n|---|--:|---|---|\n");
 	json_object_foreach(r->measures, k, v) {
-		const struct measure_info *mi = measures_find(k);
+		const struct measure_info *mi = measures_shown(k);
 
 		if (json_object_get(v, "p50") != NULL)
 			continue;

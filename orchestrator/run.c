@@ -1,9 +1,10 @@
 /*
- * run.c: the scenario engine's core (see run.h): the run, its steps as a
- * state machine (step_set), the loop and its timers, control calls awaited
- * on the loop (run_call), the helpers every engine file shares (timeline,
- * notes, errors, measures, selectors) and the checks; the fleet's figures
- * are gathered into measures by gather.c.
+ * run.c: the scenario engine's driver (see run.h): the run, its steps in
+ * order as a state machine (step_set), the loop's timers and the checks at
+ * the end.  It calls down into the actions (act.c), the gathering of the
+ * fleet's figures (gather.c, content.c, history.c) and the library all of
+ * them share (engine.c: timeline, notes, errors, measures, control calls
+ * awaited on the loop); nothing calls up into it but main.c.
  *
  * One libevent loop, like peerd.  A step runs its action (act.c); while it
  * waits — for a control call's answer or between two looks — the loop runs
@@ -38,257 +39,6 @@
 #include "metrics.h"
 #include "xmalloc.h"
 
-volatile sig_atomic_t run_interrupted;
-
-uint64_t
-run_rng(struct run *r)
-{
-	uint64_t x = r->rng;
-
-	x ^= x << 13;
-	x ^= x >> 7;
-	x ^= x << 17;
-	return r->rng = x;
-}
-
-uint64_t
-run_ms(const struct run *r)
-{
-	return clock_mono_ms() - r->t0_ms;
-}
-
-/* One line of timeline.ndjson: {"t_ms", "event", ...fields}. */
-void
-run_timeline(struct run *r, const char *event, json_t *fields)
-{
-	json_t *j = fields ? fields : json_object();
-
-	json_object_set_new(j, "t_ms", json_integer((json_int_t)run_ms(r)));
-	json_object_set_new(j, "event", json_string(event));
-	if (r->timeline != NULL) {
-		json_dumpf(j, r->timeline, JSON_COMPACT | JSON_SORT_KEYS);
-		fputc('\n', r->timeline);
-		fflush(r->timeline);
-	}
-	json_decref(j);
-}
-
-void
-run_note(struct run *r, const char *fmt, ...)
-{
-	char buf[512];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	json_array_append_new(r->notes, json_string(buf));
-	if (r->opts.verbose >= 0)
-		fprintf(stderr, "%s%s\n", r->tty ? "\r\033[K" : "", buf);
-}
-
-/* A note on something the scenario did to the fleet, with time and step. */
-void
-run_fault_note(struct run *r, const char *fmt, ...)
-{
-	char buf[400];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	run_note(r, "%.1f s, step %s: %s", (double)run_ms(r) / 1000.0,
-	    r->step_name ? r->step_name : "?", buf);
-}
-
-int
-run_fail(struct run *r, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (r->status != RUN_ERROR && !r->hang) {
-		va_start(ap, fmt);
-		vsnprintf(r->error, sizeof(r->error), fmt, ap);
-		va_end(ap);
-		r->status = RUN_ERROR;
-		run_timeline(r, "error", json_pack("{s:s}", "message",
-		    r->error));
-	}
-	return -1;
-}
-
-void
-run_set_measure(struct run *r, const char *name, double value, const char *unit)
-{
-	json_object_set_new(r->measures, name, json_pack("{s:f, s:s}",
-	    "value", value, "unit", unit));
-}
-
-struct waiter {
-	bool		 done, abandoned;
-	enum ctl_status	 st;
-	json_t		*res;
-	char		 err[512];
-};
-
-static void
-waiter_cb(struct peer *p, enum ctl_status st, json_t *res, const char *err,
-    void *arg)
-{
-	struct waiter *w = arg;
-
-	(void)p;
-	if (w->abandoned) {
-		free(w);
-		return;
-	}
-	w->done = true;
-	w->st = st;
-	w->res = json_incref(res);
-	snprintf(w->err, sizeof(w->err), "%s", err);
-}
-
-/*
- * One control call to p, bounded by timeout_ms, awaited on the loop: the
- * timers (watchdog, samples, progress, take collection) keep running while
- * it waits.  A missed bound trips the watchdog; so does the watchdog
- * tripping meanwhile end the wait.  The result (a new reference) or NULL
- * with err.
- */
-json_t *
-run_call(struct run *r, struct peer *p, const char *cmd, json_t *args,
-    int timeout_ms, char *err, size_t errlen)
-{
-	struct waiter *w;
-	json_t *res;
-
-	if (r->hang && !r->hang_done) {
-		snprintf(err, errlen, "the watchdog stopped the run");
-		return NULL;
-	}
-	if (p->stuck || p->state == PEER_PAUSED) {
-		snprintf(err, errlen, "%s is %s", p->name, p->stuck ? "stuck" :
-		    "paused");
-		return NULL;
-	}
-	w = xcalloc(1, sizeof(*w));
-	ctl_call(r->base, p, cmd, args, timeout_ms, waiter_cb, w);
-	while (!w->done && !(r->hang && !r->hang_done))
-		event_base_loop(r->base, EVLOOP_ONCE);
-	if (!w->done) {
-		w->abandoned = true;
-		snprintf(err, errlen, "the watchdog stopped the run");
-		return NULL;
-	}
-	if (w->st == CTL_TIMEOUT)
-		watch_trip(r, p, w->err);
-	snprintf(err, errlen, "%.250s", w->err);
-	res = w->st == CTL_OK ? w->res : NULL;
-	if (res == NULL)
-		json_decref(w->res);
-	free(w);
-	return res;
-}
-
-/*
- * run_call_each's state, on the heap: when the watchdog ends the wait,
- * the calls still in flight complete later, and the last frees it.
- */
-struct each {
-	struct run	*r;
-	const char	*cmd;
-	json_t		*args;
-	int		 timeout_ms;
-	run_each_fn	 fn;
-	void		*arg;
-	int		 next, inflight;
-	bool		 abandoned;
-};
-
-struct each_call {
-	struct each	*e;
-	int		 index;
-};
-
-static void	each_issue(struct each *);
-
-static void
-each_cb(struct peer *p, enum ctl_status st, json_t *res, const char *err,
-    void *arg)
-{
-	struct each_call *k = arg;
-	struct each *e = k->e;
-
-	e->inflight--;
-	if (!e->abandoned) {
-		if (st == CTL_TIMEOUT)
-			watch_trip(e->r, p, err);
-		e->fn(e->r, k->index, p, st == CTL_OK ? res : NULL, e->arg);
-		each_issue(e);
-	} else if (e->inflight == 0) {
-		json_decref(e->args);
-		free(e);
-	}
-	free(k);
-}
-
-/* Keep RUN_EACH_WINDOW calls in flight while peers are left to ask. */
-static void
-each_issue(struct each *e)
-{
-	struct run *r = e->r;
-
-	while (e->inflight < RUN_EACH_WINDOW && e->next < r->fleet.npeers) {
-		struct peer *p = r->fleet.peers[e->next];
-		struct each_call *k;
-
-		if (!fleet_live(p) || p->stuck || p->state == PEER_PAUSED) {
-			e->next++;
-			continue;
-		}
-		k = xcalloc(1, sizeof(*k));
-		k->e = e;
-		k->index = e->next++;
-		e->inflight++;
-		ctl_call(r->base, p, e->cmd, e->args, e->timeout_ms, each_cb, k);
-	}
-}
-
-void
-run_call_each(struct run *r, const char *cmd, json_t *args, int timeout_ms,
-    run_each_fn fn, void *arg)
-{
-	struct each *e;
-
-	if (r->hang && !r->hang_done)
-		return;
-	e = xcalloc(1, sizeof(*e));
-	e->r = r;
-	e->cmd = cmd;
-	e->args = args != NULL ? json_incref(args) : NULL;
-	e->timeout_ms = timeout_ms;
-	e->fn = fn;
-	e->arg = arg;
-	each_issue(e);
-	while ((e->inflight > 0 || e->next < r->fleet.npeers) &&
-	    !(r->hang && !r->hang_done))
-		event_base_loop(r->base, EVLOOP_ONCE);
-	if (e->inflight > 0) {
-		e->abandoned = true;	/* the last callback frees it */
-		return;
-	}
-	json_decref(e->args);
-	free(e);
-}
-
-static void
-nap_cb(evutil_socket_t fd, short what, void *arg)
-{
-	(void)fd;
-	(void)what;
-	*(bool *)arg = true;
-}
-
 /* A signal's byte on the wake pipe: drain it and end the nap. */
 static void
 wake_cb(evutil_socket_t fd, short what, void *arg)
@@ -300,74 +50,6 @@ wake_cb(evutil_socket_t fd, short what, void *arg)
 	while (read(fd, buf, sizeof(buf)) > 0)
 		;
 	r->woken = true;
-}
-
-void
-run_nap_until(struct run *r, uint64_t until_ms)
-{
-	uint64_t now = clock_mono_ms(), ms;
-	struct timeval tv;
-	bool done = false;
-	struct event *ev;
-
-	if (r->ev_wake == NULL) {	/* no pipe: the polls' pace */
-		run_nap(r);
-		return;
-	}
-	ms = until_ms > now ? until_ms - now : 0;
-	tv.tv_sec = (time_t)(ms / 1000);
-	tv.tv_usec = (suseconds_t)(ms % 1000) * 1000;
-	ev = evtimer_new(r->base, nap_cb, &done);
-	evtimer_add(ev, &tv);
-	r->woken = false;
-	/* A signal that came before the nap left its flag: look first. */
-	if (!fleet_sigchld && !run_interrupted)
-		while (!done && !r->woken && !(r->hang && !r->hang_done))
-			event_base_loop(r->base, EVLOOP_ONCE);
-	event_free(ev);
-}
-
-/* A short pause between two looks, with the timers running. */
-void
-run_nap(struct run *r)
-{
-	struct timeval tv = { 0, POLL_NS / 1000 };
-	bool done = false;
-	struct event *ev = evtimer_new(r->base, nap_cb, &done);
-
-	evtimer_add(ev, &tv);
-	while (!done && !(r->hang && !r->hang_done))
-		event_base_loop(r->base, EVLOOP_ONCE);
-	event_free(ev);
-}
-
-/* Everything a waiting loop checks between two looks. -1: stop the run. */
-int
-run_housekeep(struct run *r)
-{
-	if (r->hang)
-		return -1;
-	if (run_interrupted)
-		return run_fail(r, "interrupted by a signal");
-	if (fleet_sigchld && fleet_reap(&r->fleet) > 0) {
-		for (int i = 0; i < r->fleet.npeers; i++) {
-			struct peer *p = r->fleet.peers[i];
-			int st = p->exit_status;
-
-			if (p->state != PEER_CRASHED)
-				continue;
-			run_fault_note(r,
-			    "%s crashed: %s %d; see %s/stderr.log",
-			    p->name, WIFSIGNALED(st) ? "signal" : "exit status",
-			    WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st),
-			    p->dir);
-			run_timeline(r, "crash", json_pack("{s:i, s:i}", "peer",
-			    i,
-			    "status", st));
-			return run_fail(r, "%s crashed", p->name);
-		}
-	}
-	return 0;
 }
 
 /*
@@ -387,10 +69,10 @@ raise_nofile(struct run *r)
 		return;
 	rl.rlim_cur = rl.rlim_max < want ? rl.rlim_max : want;
 	if (setrlimit(RLIMIT_NOFILE, &rl) == 0)
-		run_note(r, "raised RLIMIT_NOFILE to %llu for %lld peers",
+		engine_note(r, "raised RLIMIT_NOFILE to %llu for %lld peers",
 		    (unsigned long long)rl.rlim_cur, (long long)n);
 	if (rl.rlim_cur < want)
-		run_note(r, "RLIMIT_NOFILE's hard limit %llu is below the %llu "
+		engine_note(r, "RLIMIT_NOFILE's hard limit %llu is below the %llu "
 		    "descriptors %lld peers may need", (unsigned long long)
 		    rl.rlim_max, (unsigned long long)want, (long long)n);
 }
@@ -444,69 +126,6 @@ timers_stop(struct run *r)
 		}
 }
 
-int
-run_select(struct run *r, json_t *sel, struct peer **out, int max,
-    bool live_only)
-{
-	int n = 0;
-
-	if (sel == NULL || json_is_string(sel)) {	/* "all" */
-		for (int i = 0; i < r->fleet.npeers && n < max; i++)
-			if (!live_only || fleet_live(r->fleet.peers[i]))
-				out[n++] = r->fleet.peers[i];
-		return n;
-	}
-	if (json_is_integer(sel)) {
-		json_int_t k = json_integer_value(sel);
-
-		if (k < 0 || k >= r->fleet.npeers)
-			return -1;
-		out[0] = r->fleet.peers[k];
-		return 1;
-	}
-	size_t i;
-	json_t *v;
-	json_array_foreach(sel, i, v) {
-		json_int_t k = json_integer_value(v);
-
-		if (k < 0 || k >= r->fleet.npeers || n >= max)
-			return -1;
-		out[n++] = r->fleet.peers[k];
-	}
-	return n;
-}
-
-struct peer *
-run_one_peer(struct run *r, json_t *step, const char *key)
-{
-	struct peer *p[1];
-	json_t *sel = json_object_get(step, key);
-
-	if (json_is_array(sel) && json_array_size(sel) == 1)
-		sel = json_array_get(sel, 0);
-	if (!json_is_integer(sel) || run_select(r, sel, p, 1, false) != 1)
-		return NULL;
-	return p[0];
-}
-
-bool
-run_compare(double a, const char *op, double b)
-{
-	if (strcmp(op, "<") == 0) return a < b;
-	if (strcmp(op, "<=") == 0) return a <= b;
-	if (strcmp(op, "==") == 0) return a == b;
-	if (strcmp(op, "!=") == 0) return a != b;
-	if (strcmp(op, ">=") == 0) return a >= b;
-	if (strcmp(op, ">") == 0) return a > b;
-	return false;
-}
-
-void
-run_write_json(const char *path, json_t *j)
-{
-	if (json_dump_file(j, path, JSON_INDENT(2) | JSON_SORT_KEYS) != 0)
-		log_warnx("cannot write %s", path);
-}
 
 static void
 run_checks(struct run *r)
@@ -527,9 +146,9 @@ run_checks(struct run *r)
 
 		if (m == NULL && strncmp(metric, "counters.", 9) == 0 &&
 		    json_object_get(r->counters, metric + 9) != NULL) {
-			run_set_measure(r, metric,
+			engine_measure_counter(r, metric,
 			    json_number_value(json_object_get(
-			    r->counters, metric + 9)), "count");
+			    r->counters, metric + 9)));
 			m = json_object_get(r->measures, metric);
 		}
 
@@ -542,7 +161,7 @@ run_checks(struct run *r)
 		if (v == NULL || !json_is_number(v))
 			result = "UNKNOWN";
 		else
-			result = run_compare(json_number_value(v), op, bound) ?
+			result = engine_compare(json_number_value(v), op, bound) ?
 			    "PASS" : "FAIL";
 		if (strcmp(result, "PASS") != 0)
 			all_pass = false;
@@ -641,7 +260,7 @@ drop_content(struct run *r)
 		}
 	}
 	if (n > 0)
-		run_note(r,
+		engine_note(r,
 		    "removed %d verified copies of the blob (%.0f MiB on "
 		    "disk; --keep-content keeps them)", n, freed / 1048576.0);
 }
@@ -653,7 +272,7 @@ drop_content(struct run *r)
  * progress mark, the progress line).
  */
 static void
-step_set(struct run *r, json_t *step, enum run_step_state to)
+step_set(struct run *r, const struct step *s, enum run_step_state to)
 {
 	enum run_step_state from = r->step_state;
 
@@ -662,9 +281,9 @@ step_set(struct run *r, json_t *step, enum run_step_state to)
 		return;
 	}
 	if (to == STEP_RUNNING && from == STEP_PENDING) {
-		run_timeline(r, "step_start", json_pack("{s:i, s:s, s:O}",
+		engine_timeline(r, "step_start", json_pack("{s:i, s:s, s:s}",
 		    "step", r->step, "name", r->step_name, "action",
-		    json_object_get(step, "action")));
+		    s->action));
 		r->step_start_ms = clock_mono_ms();
 		if (r->opts.verbose > 0)
 			fprintf(stderr, "%s%s\n", r->tty ? "\r\033[K" : "",
@@ -672,12 +291,11 @@ step_set(struct run *r, json_t *step, enum run_step_state to)
 	} else if ((to == STEP_DONE || to == STEP_FAILED) &&
 	    from == STEP_RUNNING) {
 		r->progress_ms = clock_mono_ms();
-		if (strcmp(json_string_value(json_object_get(step, "action")),
-		    "start") == 0 && to == STEP_DONE)
-			run_set_measure(r, "fleet.start_ms",
+		if (s->act == ACTION_start && to == STEP_DONE)
+			engine_measure(r, M_FLEET_START_MS,
 			    (double)(clock_mono_ms() -
-			    r->step_start_ms), "ms");
-		run_timeline(r, "step_end", json_pack("{s:i, s:s, s:b}", "step",
+			    r->step_start_ms));
+		engine_timeline(r, "step_end", json_pack("{s:i, s:s, s:b}", "step",
 		    r->step, "name", r->step_name, "ok", to == STEP_DONE));
 		sample_progress(r, false);
 	} else
@@ -688,21 +306,19 @@ step_set(struct run *r, json_t *step, enum run_step_state to)
 
 /* A pending step's turn: its at_ms, within the run's bound. -1: stop. */
 static int
-step_wait_turn(struct run *r, json_t *step, uint64_t run_deadline,
+step_wait_turn(struct run *r, const struct step *s, uint64_t run_deadline,
     json_int_t timeout_s)
 {
-	json_t *at = json_object_get(step, "at_ms");
-
-	if (json_is_integer(at))
-		while (run_ms(r) < (uint64_t)json_integer_value(at)) {
-			if (run_housekeep(r) == -1)
+	if (s->at_ms >= 0)
+		while (engine_ms(r) < (uint64_t)s->at_ms) {
+			if (engine_housekeep(r) == -1)
 				break;
-			run_nap(r);
+			engine_nap(r);
 		}
 	if (r->status == RUN_ERROR || r->hang)
 		return -1;
 	if (clock_mono_ms() >= run_deadline)
-		return run_fail(r,
+		return engine_fail(r,
 		    "the run's bound of %lld s ran out before %s",
 		    (long long)timeout_s, r->step_name);
 	return 0;
@@ -751,7 +367,7 @@ run_scenario(struct run *r, json_t *scn, const struct run_opts *opts)
 	snprintf(path, sizeof(path), "%s/samples.ndjson", r->dir);
 	r->samples = fopen(path, "w");
 	snprintf(path, sizeof(path), "%s/scenario.json", r->dir);
-	run_write_json(path, scn);
+	engine_write_json(path, scn);
 	fleet_init(&r->fleet, r->dir, opts->peerd, json_object_get(
 	    json_object_get(scn, "fleet"), "knobs"));
 	binding = json_string_value(json_object_get(json_object_get(scn,
@@ -765,19 +381,25 @@ run_scenario(struct run *r, json_t *scn, const struct run_opts *opts)
 	if (timeout_s <= 0)
 		timeout_s = 300;
 	run_deadline = r->t0_ms + (uint64_t)timeout_s * 1000u;
-	run_timeline(r, "run_start", json_pack("{s:s, s:I}", "dir", r->dir,
+	engine_timeline(r, "run_start", json_pack("{s:s, s:I}", "dir", r->dir,
 	    "seed", (json_int_t)opts->seed));
 	raise_nofile(r);
 	timers_start(r);
 	json_array_foreach(steps, i, step) {
+		struct step st;
+		char err[300];
+
 		r->step = (int)i;
-		r->step_name = json_string_value(json_object_get(step, "name"));
-		step_set(r, step, STEP_PENDING);
-		if (step_wait_turn(r, step, run_deadline, timeout_s) == -1)
+		if (step_read(step, &st, err, sizeof(err)) == -1) {
+			engine_fail(r, "steps[%zu]: %s", i, err);
 			break;
-		step_set(r, step, STEP_RUNNING);
-		step_set(r, step, act_run(r,
-		    step) == 0 && run_housekeep(r) == 0 ?
+		}
+		r->step_name = st.name;
+		step_set(r, &st, STEP_PENDING);
+		if (step_wait_turn(r, &st, run_deadline, timeout_s) == -1)
+			break;
+		step_set(r, &st, STEP_RUNNING);
+		step_set(r, &st, act_run(r, &st) == 0 && engine_housekeep(r) == 0 ?
 		    STEP_DONE : STEP_FAILED);
 		if (r->step_state == STEP_FAILED)
 			break;
@@ -789,11 +411,10 @@ run_scenario(struct run *r, json_t *scn, const struct run_opts *opts)
 		history_takes(r);
 	history_loads_end(r);
 	r->end_ms = clock_mono_ms();
-	run_set_measure(r, "run.wall_ms", (double)(r->end_ms - r->t0_ms), "ms");
+	engine_measure(r, M_RUN_WALL_MS, (double)(r->end_ms - r->t0_ms));
 	if (r->sample_rounds > 0)
-		run_set_measure(r, "engine.sample_round_ms",
-		    r->sample_round_max_ms,
-		    "ms");
+		engine_measure(r, M_ENGINE_SAMPLE_ROUND_MS,
+		    r->sample_round_max_ms);
 	gather_run(r);
 	content_gather(r);
 	history_check(r);
@@ -803,7 +424,7 @@ run_scenario(struct run *r, json_t *scn, const struct run_opts *opts)
 	run_checks(r);
 	if (r->tty)
 		fputs("\r\033[K", stderr);
-	run_timeline(r, "run_end", json_pack("{s:s}", "status", r->status ==
+	engine_timeline(r, "run_end", json_pack("{s:s}", "status", r->status ==
 	    RUN_PASS ? "pass" : r->status == RUN_FAIL ? "fail" : "error"));
 	if (!opts->keep) {
 		fleet_teardown(&r->fleet, 5000);

@@ -3,8 +3,9 @@
  * a real fleet: the steps in order (or at their time), each bounded; the
  * history of writes and takes; the measures; the checks.  report.c turns
  * the finished run into the bundle.  The engine behind it is run.c (the
- * core and the step machine), act.c, cond.c, content.c, history.c,
- * sample.c, watch.c and ctl.c; engine.h is what they share.
+ * driver: the step machine), act.c, cond.c, content.c, history.c,
+ * sample.c, watch.c, ctl.c and engine.c (the library under them all);
+ * engine.h is what they share.
  */
 #ifndef RUN_H
 #define RUN_H
@@ -118,7 +119,8 @@ struct run {
 	size_t		 writes_uncollected;	/* issued, never collected */
 };
 
-extern volatile sig_atomic_t run_interrupted;
+/* Set by the caller's signal handler: the run stops at its next look. */
+extern volatile sig_atomic_t engine_interrupted;
 
 /* Make the run directory, run every step, gather, check. */
 enum run_status	 run_scenario(struct run *r, json_t *scn,

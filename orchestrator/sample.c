@@ -38,7 +38,7 @@ sample_progress(struct run *r, bool force)
 	    "written %zu  taken %zu%s", r->tty ? "\r\033[K" : "",
 	    json_string_value(json_object_get(r->scn, "name")), r->step + 1,
 	    json_array_size(json_object_get(r->scn, "steps")),
-	    r->step_name ? r->step_name : "", (double)run_ms(r) / 1000.0,
+	    r->step_name ? r->step_name : "", (double)engine_ms(r) / 1000.0,
 	    live, r->fleet.npeers, history_written(r),
 	    json_object_size(r->takes), r->tty ? "" : "\n");
 	fflush(stderr);
@@ -64,7 +64,7 @@ sample_cb(struct peer *p, enum ctl_status st, json_t *m, const char *err,
 	c = json_object_get(m, "counters");
 	line = json_pack("{s:I, s:i, s:O, s:O, s:O, s:O, s:O, s:O, s:O*, "
 	    "s:O}",
-	    "t_ms", (json_int_t)run_ms(r), "peer", p->index,
+	    "t_ms", (json_int_t)engine_ms(r), "peer", p->index,
 	    "frames.in", json_object_get(c, "frames.in"),
 	    "frames.out", json_object_get(c, "frames.out"),
 	    "bytes.in", json_object_get(c, "bytes.in"),
@@ -98,7 +98,7 @@ sample_round(struct run *r, uint64_t round_ms)
 		return NULL;
 	if (every < round_ms) {
 		if (r->sample_raised_ms != round_ms)
-			run_note(r, "samples every %llu ms, not sample_ms %d: "
+			engine_note(r, "samples every %llu ms, not sample_ms %d: "
 			    "the engine calls each of %d peers once a watchdog "
 			    "round (docs/scenarios.md, \"The engine\")",
 			    (unsigned long long)round_ms, r->sample_ms,

@@ -20,15 +20,6 @@
 #include "sc.h"
 #include "xmalloc.h"
 
-static const struct measure {
-	const char	*name;
-	bool		 latency;
-} measures[] = {
-#define MEASURE_ROW(n, lat, ...) { n, lat },
-	MEASURES(MEASURE_ROW)
-#undef MEASURE_ROW
-};
-
 /* ---- errors ---------------------------------------------------------- */
 
 static void
@@ -673,11 +664,10 @@ sc_measure_name_ok(const char *s)
 int
 sc_measure_kind(const struct sc *sc, const char *name)
 {
-	size_t i;
+	const struct measure_info *mi = measures_find(name);
 
-	for (i = 0; i < nitems(measures); i++)
-		if (strcmp(measures[i].name, name) == 0)
-			return measures[i].latency;
+	if (mi != NULL)
+		return mi->latency;
 	if (json_object_get(sc->measures, name) != NULL)
 		return 0;
 	if (strncmp(name, "counters.", 9) == 0 && sc_measure_name_ok(name))

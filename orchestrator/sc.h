@@ -15,6 +15,8 @@
 
 #include <jansson.h>
 
+#include "action.h"
+
 #define NAME_LEN	64		/* names of parameters and scenarios */
 #define PARAM_STR_MAX	256		/* bounds what "$s" can multiply */
 #define LABEL_MAX	1024
@@ -46,15 +48,7 @@ struct sc {
 	json_t		*measures;	/* wait measures so far: name -> true */
 };
 
-enum fkind {
-	FK_INT, FK_NUM, FK_BOOL, FK_STR, FK_ENUM, FK_TYPE, FK_SEL, FK_START,
-	FK_INDEX, FK_TARGET, FK_KNOBS, FK_GROUPS, FK_TRUE,
-};
-
-#define F_REQ	0x1			/* required */
-#define F_NULL	0x2			/* absent: null */
-#define F_ABOVE	0x4			/* FK_NUM: > min, not >= */
-
+/* One row of a field table of action.h (FIELDS_*), for the walk. */
 struct field {
 	const char		*key;
 	enum fkind		 kind;

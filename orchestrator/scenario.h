@@ -68,23 +68,26 @@
  *            {"partition": [[INDEX...], [INDEX...]...]} at least two
  *              non-empty groups, no index twice; no "peer" key
  *            {"peer": SEL, "clear": true}
- *   wait     "until": "connected"|"converged"|"visible"|"taken"|"metric",
+ *   wait     "until": a row of CONDITIONS() (action.h),
  *            "measure": a measure name or null (record the wait in ms);
  *            with "metric" only: "metric": a non-latency measure name,
  *            "op": OP, "value": real
- *   sleep    "ms": int 0..604800000
+ *   sleep, rest    "ms": int 0..604800000
  *   mark     "label": string
+ *   publish, fetch, reconcile: their field tables in action.h
+ *
+ * The field tables of action.h (FIELDS_*) are the whole contract: keys,
+ * kinds, ranges and defaults of every action; the list above reads them.
  *
  * Every CHECK is {"name": string (unique; default "METRIC OP BOUND"),
  * "metric": a measure name, "op": OP, "bound": real, "stat": "p50"|"p90"|
  * "p99"|"p999"|"max"|"count" for a latency measure (default "p99"), null
  * for any other}.  OP is one of "<" "<=" "==" "!=" ">=" ">".
  *
- * Measure names: throughput.takes_per_s, history.duplicates,
- * history.never_taken, history.lost, run.wall_ms; the latencies (us)
- * throughput.write_to_take and gossip.write_to_visible; "counters.NAME"
- * (a peer counter summed over the fleet); and a wait step's "measure" (ms,
- * named "family.name", [a-z0-9_], not one of the above).  A wait's metric
+ * Measure names: a row of MEASURES() (measures.h: the latencies in us);
+ * "counters.NAME" (a peer counter summed over the fleet); and a wait
+ * step's "measure" (ms, named "family.name", [a-z0-9_], not one of the
+ * above).  A wait's metric
  * may name only a wait measure from an earlier step.
  */
 #ifndef SCENARIO_H

@@ -18,7 +18,7 @@
 #include "sc.h"
 #include "xmalloc.h"
 
-struct action {
+struct action_row {
 	const char		*name;
 	const struct field	*fields;
 	int			(*post)(struct sc *, const struct at *,
@@ -35,103 +35,24 @@ static const char *const stats[] = {
 
 /* ---- fields of steps and checks -------------------------------------- */
 
-static const struct field common_fields[] = {
-	{ "action", FK_STR, F_REQ, 0, 0, NULL, NULL },
-	{ "name", FK_STR, 0, 0, LABEL_MAX, NULL, NULL },
-	{ "at_ms", FK_INT, F_NULL, 0, (double)TIME_MS_MAX, NULL, NULL },
-	{ "timeout_s", FK_NUM, F_ABOVE, 0, TIME_S_MAX, "60.0", NULL },
-	{ NULL, 0, 0, 0, 0, NULL, NULL }
-};
-static const char *const common_keys[] = {
-	"action", "name", "at_ms", "timeout_s", NULL
-};
+/* The tables of action.h as rows for the walk. */
+#define FIELD_ROW(key, kind, flags, min, max, def, choices) \
+	{ #key, kind, flags, min, max, def, choices },
+#define FIELD_END { NULL, 0, 0, 0, 0, NULL, NULL }
+#define FIELD_KEY(key, ...) #key,
 
-static const struct field start_fields[] = {
-	{ "peers", FK_START, 0, 0, 0, "\"all\"", NULL },
-	{ NULL, 0, 0, 0, 0, NULL, NULL }
+static const struct field common_fields[] = {
+	FIELDS_COMMON(FIELD_ROW)
+	FIELD_END
 };
-static const struct field peer_fields[] = {
-	{ "peer", FK_SEL, F_REQ, 0, 0, NULL, NULL },
-	{ NULL, 0, 0, 0, 0, NULL, NULL }
-};
-static const struct field join_fields[] = {
-	{ "knobs", FK_KNOBS, 0, 0, 0, "{}", NULL },
-	{ NULL, 0, 0, 0, 0, NULL, NULL }
-};
-static const struct field connect_fields[] = {
-	{ "from", FK_INDEX, F_REQ, 0, 0, NULL, NULL },
-	{ "to", FK_INDEX, F_REQ, 0, 0, NULL, NULL },
-	{ NULL, 0, 0, 0, 0, NULL, NULL }
-};
-static const struct field write_fields[] = {
-	{ "peer", FK_SEL, F_REQ, 0, 0, NULL, NULL },
-	{ "count", FK_INT, F_REQ, 0, 1e9, NULL, NULL },
-	{ "rate", FK_NUM, 0, 0, 1e9, "0.0", NULL },
-	{ "type", FK_TYPE, 0, 0, 0, "\"task#v1\"", NULL },
-	{ "payload_bytes", FK_INT, 0, 0, 65536, "64", NULL },
-	{ "lease_ms", FK_INT, 0, 1, 2147483647.0, "3600000", NULL },
-	{ "wait", FK_BOOL, 0, 0, 0, "true", NULL },
-	{ "bulk_above", FK_INT, F_NULL, 0, 1e9, NULL, NULL },
-	{ NULL, 0, 0, 0, 0, NULL, NULL }
-};
-static const struct field take_fields[] = {
-	{ "peer", FK_SEL, F_REQ, 0, 0, NULL, NULL },
-	{ "workers", FK_INT, 0, 1, 1024, "1", NULL },
-	{ "type", FK_TYPE, 0, 0, 0, "\"task#v1\"", NULL },
-	{ "complete", FK_BOOL, 0, 0, 0, "true", NULL },
-	{ "count", FK_INT, F_NULL, 0, 1e9, NULL, NULL },
-	{ "timeout_ms", FK_INT, 0, 0, 3600000, "1000", NULL },
-	{ "wait", FK_BOOL, 0, 0, 0, "true", NULL },
-	{ NULL, 0, 0, 0, 0, NULL, NULL }
-};
-static const struct field fault_fields[] = {
-	{ "peer", FK_SEL, 0, 0, 0, "\"all\"", NULL },
-	{ "drop", FK_NUM, 0, 0, 1, NULL, NULL },
-	{ "delay_ms", FK_INT, 0, 0, 3600000, NULL, NULL },
-	{ "jitter_ms", FK_INT, 0, 0, 3600000, NULL, NULL },
-	{ "target", FK_TARGET, 0, 0, 0, NULL, NULL },
-	{ "partition", FK_GROUPS, 0, 0, 0, NULL, NULL },
-	{ "clear", FK_TRUE, 0, 0, 0, NULL, NULL },
-	{ NULL, 0, 0, 0, 0, NULL, NULL }
-};
-static const struct field wait_fields[] = {
-	{ "until", FK_ENUM, F_REQ, 0, 0, NULL, untils },
-	{ "measure", FK_STR, F_NULL, 0, NAME_LEN, NULL, NULL },
-	{ "metric", FK_STR, 0, 0, NAME_LEN, NULL, NULL },
-	{ "op", FK_ENUM, 0, 0, 0, NULL, ops },
-	{ "value", FK_NUM, 0, -INFINITY, INFINITY, NULL, NULL },
-	{ NULL, 0, 0, 0, 0, NULL, NULL }
-};
-static const struct field publish_fields[] = {
-	{ "peer", FK_INDEX, 0, 0, 0, "0", NULL },
-	{ "mebibytes", FK_NUM, F_REQ | F_ABOVE, 0, 65536, NULL, NULL },
-	{ "piece_kib", FK_INT, 0, 1, 4096, "1024", NULL },
-	{ "seed", FK_INT, 0, 0, 4294967295.0, "1", NULL },
-	{ NULL, 0, 0, 0, 0, NULL, NULL }
-};
-static const struct field fetch_fields[] = {
-	{ "peer", FK_SEL, 0, 0, 0, "\"all\"", NULL },
-	{ "wait", FK_BOOL, 0, 0, 0, "true", NULL },
-	{ NULL, 0, 0, 0, 0, NULL, NULL }
-};
-static const struct field reconcile_fields[] = {
-	{ "peer", FK_INDEX, 0, 0, 0, "0", NULL },
-	{ "with", FK_INDEX, 0, 0, 0, "1", NULL },
-	{ "method", FK_ENUM, F_REQ, 0, 0, NULL, knob_methods },
-	{ "common", FK_INT, 0, 0, 1e7, "0", NULL },
-	{ "diff", FK_INT, 0, 0, 1e7, "0", NULL },
-	{ "seed", FK_INT, 0, 0, 1e6, "1", NULL },
-	{ "payload_bytes", FK_INT, 0, 0, 60000, "64", NULL },
-	{ NULL, 0, 0, 0, 0, NULL, NULL }
-};
-static const struct field sleep_fields[] = {
-	{ "ms", FK_INT, F_REQ, 0, (double)TIME_MS_MAX, NULL, NULL },
-	{ NULL, 0, 0, 0, 0, NULL, NULL }
-};
-static const struct field mark_fields[] = {
-	{ "label", FK_STR, F_REQ, 0, LABEL_MAX, NULL, NULL },
-	{ NULL, 0, 0, 0, 0, NULL, NULL }
-};
+static const char *const common_keys[] = { FIELDS_COMMON(FIELD_KEY) NULL };
+
+#define FIELD_TABLE(t) \
+	static const struct field t##_fields[] = { FIELDS_##t(FIELD_ROW) \
+	    FIELD_END };
+FIELD_TABLES(FIELD_TABLE)
+#undef FIELD_TABLE
+
 static const struct field check_fields[] = {
 	{ "name", FK_STR, 0, 0, LABEL_MAX, NULL, NULL },
 	{ "metric", FK_STR, F_REQ, 0, NAME_LEN, NULL, NULL },
@@ -462,7 +383,7 @@ post_wait(struct sc *sc, const struct at *at, json_t *raw, json_t *out)
 }
 
 #define ACTION_ROW(n, f, check) { #n, f##_fields, check },
-static const struct action actions[] = { ACTIONS(ACTION_ROW) };
+static const struct action_row actions[] = { ACTIONS(ACTION_ROW) };
 #undef ACTION_ROW
 
 /* ---- steps and checks ------------------------------------------------ */
@@ -483,39 +404,37 @@ unique_name(struct sc *sc, const struct at *at, json_t *seen,
 	return 0;
 }
 
+#define ACTION_NAME(n, f, check) #n,
+static const char *const action_names[] = { ACTIONS(ACTION_NAME) NULL };
+#undef ACTION_NAME
+
 static json_t *
 step(struct sc *sc, const struct at *at, json_t *raw, size_t index,
     json_t *names)
 {
 	char what[48], want[MSG_MAX / 2], dflt[80];
-	const struct action *a;
-	const char *names_list[nitems(actions) + 1];
+	const struct action_row *a;
 	struct at aa;
 	json_t *out, *v;
-	size_t i;
 
 	if (!json_is_object(raw)) {
 		sc_fail_got(sc, at, raw, "a step object");
 		return NULL;
 	}
 	if ((v = sc_get(sc, at, raw, "action", &aa)) == NULL) {
-		if (!sc->failed)
-			sc_fail(sc, &aa,
-			    "missing (expected one of start, stop, "
-			    "kill, pause, resume, restart, join, connect, "
-			    "write, take, fault, wait, sleep, mark)");
+		if (!sc->failed) {
+			sc_list_text(action_names, false, want, sizeof(want));
+			sc_fail(sc, &aa, "missing (expected one of %s)", want);
+		}
 		return NULL;
 	}
-	for (i = 0; i < nitems(actions); i++)
-		names_list[i] = actions[i].name;
-	names_list[i] = NULL;
 	for (a = actions; a < actions + nitems(actions); a++)
 		if (json_is_string(v) &&
 		    strcmp(json_string_value(v), a->name) == 0)
 			break;
 	if (a == actions + nitems(actions)) {
 		snprintf(want, sizeof(want), "an action: ");
-		sc_list_text(names_list, false, want + 11, sizeof(want) - 11);
+		sc_list_text(action_names, false, want + 11, sizeof(want) - 11);
 		sc_fail_got(sc, &aa, v, want);
 		json_decref(v);
 		return NULL;

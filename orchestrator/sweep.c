@@ -46,7 +46,7 @@ row_names(const json_t *runs)
 				    json_object_get(m, "unit"));
 				char key[300];
 
-				unit = unit != NULL ? unit : measures_find(k)->unit;
+				unit = unit != NULL ? unit : measures_shown(k)->unit;
 				if (json_object_get(m, "p50") == NULL) {
 					json_object_set_new(names, k, json_pack(
 					    "[s, s, s]", k, "value", unit));

@@ -2,7 +2,7 @@
  * watch.c: the watchdog.  A timer gives every running peer one call each
  * second: the sample's "metrics" when a sample round is due (sample.c),
  * else a "hello"; any control call that misses its bound, or a fleet
- * without progress for --stall-s, trips it (watch_trip): every wait on the
+ * without progress for --stall-s, trips it (engine_trip): every wait on the
  * loop returns, and run_scenario() calls watch_capture(), which tells
  * starved from stuck from /proc, captures every peer into hang/ and ends
  * the run with an error naming them.
@@ -23,42 +23,6 @@
 #include "engine.h"
 #include "fleet.h"
 
-/*
- * The watchdog trips: p (NULL: the fleet) missed a bound.  The run stops
- * at once — every wait on the loop returns — and run_scenario() captures
- * every peer before the teardown (watch_capture).
- */
-static void
-watch_name(struct run *r, struct peer *p)
-{
-	size_t used = strlen(r->hang_peers);
-
-	if (p->stuck)
-		return;
-	p->stuck = true;
-	snprintf(r->hang_peers + used, sizeof(r->hang_peers) - used, "%s%s",
-	    used ? ", " : "", p->name);
-}
-
-void
-watch_trip(struct run *r, struct peer *p, const char *why)
-{
-	/* Done, or a peer the scenario paused: an answer is not due. */
-	if (r->hang_done || (p != NULL && p->state == PEER_PAUSED))
-		return;
-	if (p != NULL)
-		watch_name(r, p);
-	if (!r->hang) {
-		r->hang = true;
-		snprintf(r->hang_why, sizeof(r->hang_why), "%s", why);
-		run_timeline(r, "watchdog", json_pack("{s:s, s:s, s:s}", "why",
-		    why,
-		    "step", r->step_name ? r->step_name : "", "peer", p != NULL ?
-		    p->name : ""));
-	}
-	event_base_loopbreak(r->base);
-}
-
 void
 watch_answer(struct run *r, struct peer *p, enum ctl_status st,
     const json_t *res, const char *err)
@@ -67,7 +31,7 @@ watch_answer(struct run *r, struct peer *p, enum ctl_status st,
 
 	p->watch_inflight = false;
 	if (st == CTL_TIMEOUT) {
-		watch_trip(r, p, err);
+		engine_trip(r, p, err);
 		return;
 	}
 	if (st != CTL_OK)
@@ -154,7 +118,7 @@ watch_tick(evutil_socket_t fd, short what, void *arg)
 
 		snprintf(why, sizeof(why), "no step ended and no activity for "
 		    "%d s", r->opts.stall_s);
-		watch_trip(r, NULL, why);
+		engine_trip(r, NULL, why);
 	}
 }
 
@@ -231,7 +195,7 @@ watch_blame(struct run *r)
 		if (p->verdict_kind == VERDICT_STOPPED ||
 		    (p->verdict_kind == VERDICT_STUCK && p->watch_inflight &&
 		    now - p->answered_ms >= WATCH_QUIET_MS))
-			watch_name(r, p);
+			engine_blame(r, p);
 	}
 }
 
@@ -255,18 +219,18 @@ watch_capture(struct run *r)
 			continue;
 		snprintf(names + used, sizeof(names) - used, "%s%s %s",
 		    used ? "; " : "", p->name, p->verdict);
-		run_note(r, "watchdog: %s is %s", p->name, p->verdict);
+		engine_note(r, "watchdog: %s is %s", p->name, p->verdict);
 	}
-	run_note(r, "watchdog in step %s: %s",
+	engine_note(r, "watchdog in step %s: %s",
 	    r->step_name ? r->step_name : "?", r->hang_why);
 	debug_capture_hang(r, r->hang_why);
-	r->hang = false;	/* run_fail() may speak again */
+	r->hang = false;	/* engine_fail() may speak again */
 	r->status = RUN_PASS;	/* the watchdog's message replaces any */
 	if (r->hang_peers[0] != '\0')
-		run_fail(r, "watchdog: %s missed a bound in step %s (%s): %s; "
+		engine_fail(r, "watchdog: %s missed a bound in step %s (%s): %s; "
 		    "stacks in %s/hang/", r->hang_peers, r->step_name ?
 		    r->step_name : "?", r->hang_why, names, r->dir);
 	else
-		run_fail(r, "watchdog: %s in step %s; stacks in %s/hang/",
+		engine_fail(r, "watchdog: %s in step %s; stacks in %s/hang/",
 		    r->hang_why, r->step_name ? r->step_name : "?", r->dir);
 }

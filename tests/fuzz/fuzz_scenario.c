@@ -7,7 +7,8 @@
  * that names the file or the --set, or a resolved scenario that keeps the
  * promises of scenario.h: the checks below are the engine's view of that
  * contract (types, ranges, peer indexes against the peers that exist at
- * each step, at_ms order, unique names).
+ * each step, at_ms order, unique names), and every resolved step reads
+ * into the engine's typed step (step_read).
  * Seeds: tests/fuzz/seeds/fuzz_scenario/, written by test_scenario when
  * SCENARIO_SEED_DIR is set (a leading 0 byte, then a file).
  */
@@ -20,6 +21,7 @@
 
 #include "action.h"
 #include "scenario.h"
+#include "step.h"
 
 int	LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -99,9 +101,14 @@ check_step(const json_t *st, json_int_t npeers, json_int_t *joins)
 	const char *a = json_string_value(json_object_get(st, "action"));
 	json_int_t now = npeers + *joins;
 	const json_t *v;
+	struct step typed;
+	char err[300];
 
 	need(a != NULL);
 	need(action_known(a));
+	/* The engine reads every step the parser resolves (step.h). */
+	need(step_read((json_t *)st, &typed, err, sizeof(err)) == 0);
+	need(strcmp(typed.action, a) == 0 && typed.timeout_s > 0);
 	need(json_string_length(json_object_get(st, "name")) > 0);
 	v = json_object_get(st, "at_ms");
 	need(json_is_null(v) || (json_is_integer(v) &&
