@@ -86,16 +86,6 @@ split_top(void *arg, uint64_t pair)
 	return 0;
 }
 
-static uint64_t
-le64(const uint8_t *p)
-{
-	uint64_t v = 0;
-
-	for (int i = 7; i >= 0; i--)
-		v = v << 8 | p[i];
-	return v;
-}
-
 int
 bonode_split(struct nodestore *s, const uint8_t *ob, size_t oblen,
     unsigned g, unsigned span_log, uint8_t top[PNODE_ID_LEN], char *err,
@@ -107,7 +97,7 @@ bonode_split(struct nodestore *s, const uint8_t *ob, size_t oblen,
 	int rc = -1;
 
 	if (oblen < 8 || g > BAO_GROUP_LOG_MAX || span_log > PNODE_BO_MAX_SPAN_LOG ||
-	    (clen = le64(ob)) > PNODE_BLOB_MAX ||
+	    (clen = bao_header_content_len(ob)) > PNODE_BLOB_MAX ||
 	    oblen != bao_outboard_len(clen, g)) {
 		snprintf(err, errlen, "not an outboard of group log %u", g);
 		return -1;
