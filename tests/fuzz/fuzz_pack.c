@@ -44,6 +44,21 @@ put_file(const char *name, const void *a, size_t an, const void *b,
 	close(fd);
 }
 
+/* Leave nothing behind when the fuzzer exits. */
+static void
+cleanup(void)
+{
+	static const char *const names[] = { "pack-00000000",
+	    "pack-00000001", "index" };
+	char path[128];
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
+		unlink(path);
+	}
+	rmdir(dir);
+}
+
 static void
 on_bad(void *arg, const uint8_t *id, int kind, const char *why)
 {
@@ -70,8 +85,14 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	indexed = in > 0;
 	if (dir[0] == '\0') {
-		snprintf(dir, sizeof(dir), "/tmp/fuzz_pack.%d", (int)getpid());
+		struct stat st;
+
+		/* In memory where there is a tmpfs: each input is a store. */
+		snprintf(dir, sizeof(dir), "%s/fuzz_pack.%d",
+		    stat("/dev/shm", &st) == 0 && S_ISDIR(st.st_mode) ?
+		    "/dev/shm" : "/tmp", (int)getpid());
 		mkdir(dir, 0755);
+		atexit(cleanup);
 	}
 	put_file("pack-00000000", "PDTPACK1", 8, data + 2 + in,
 	    size - 2 - in);
