@@ -310,6 +310,14 @@ collect(void *arg, const struct pwalk_node *n)
 	return 0;
 }
 
+static void
+collect_reset(struct collect *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->last_level = -1;
+	c->ordered = true;
+}
+
 START_TEST(delta_of_one_byte_edit)
 {
 	struct blobtree_info a, e;
@@ -323,9 +331,7 @@ START_TEST(delta_of_one_byte_edit)
 	ck_assert_int_eq(blobtree_edit(st, NULL, a.root, 2 * MIB + 5, 1, &one,
 	    1, &e, err, sizeof(err)), 0);
 	/* Level 1: the changed path and the one new chunk. */
-	memset(&c, 0, sizeof(c));
-	c.last_level = -1;
-	c.ordered = true;
+	collect_reset(&c);
 	ck_assert_int_eq(pwalk_delta(&src, e.root, a.root, 1, 1, collect, &c,
 	    &ws), 0);
 	ck_assert_uint_eq(c.n[PNODE_B], e.height);
@@ -334,9 +340,7 @@ START_TEST(delta_of_one_byte_edit)
 	ck_assert(c.ordered);
 	ck_assert_uint_eq(ws.bytes_total, c.bytes);
 	/* Level 2: the path and one z frame, COPY + ADD + COPY. */
-	memset(&c, 0, sizeof(c));
-	c.last_level = -1;
-	c.ordered = true;
+	collect_reset(&c);
 	ck_assert_int_eq(pwalk_delta(&src, e.root, a.root, 1, 2, collect, &c,
 	    &ws), 0);
 	ck_assert_uint_eq(c.n[PNODE_B], e.height);
@@ -345,9 +349,7 @@ START_TEST(delta_of_one_byte_edit)
 	ck_assert_uint_lt(ws.bytes[PNODE_Z], 80);
 	ck_assert_uint_lt(c.bytes, 16384);
 	/* No base: the whole tree. */
-	memset(&c, 0, sizeof(c));
-	c.last_level = -1;
-	c.ordered = true;
+	collect_reset(&c);
 	ck_assert_int_eq(pwalk_delta(&src, e.root, NULL, 0, 2, collect, &c,
 	    &ws), 0);
 	ck_assert_uint_eq(c.n[PNODE_C], e.chunks);
