@@ -89,6 +89,9 @@ TCPSTREAM := $(O)/tcpstream
 # What one wake-up costs on this host, beside the same exchange hot
 # (bench/wakeup/): a benchmark program, built with the bench.
 WAKEUP := $(O)/wakeup
+# BLAKE3 and the Bao outboard pass per code path beside SHA-256
+# (bench/b3speed/), built with the bench.
+B3SPEED := $(O)/b3speed
 
 .PHONY: all deps check unit fleet bench run fuzz install clean FORCE
 .SECONDARY:
@@ -142,6 +145,9 @@ $(TCPSTREAM): $(O)/obj/bench/tcpstream/tcpstream.o $(O)/obj/bench/loopback/loopb
 $(WAKEUP): $(O)/obj/bench/wakeup/wakeup.o $(O)/obj/bench/loopback/loopback.o $(VERSION_OBJ)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^
 
+$(B3SPEED): $(O)/obj/bench/b3speed/b3speed.o $(VERSION_OBJ) $(LIBCOMMON)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
+
 $(O)/bench: $(BENCH_OBJ) $(VERSION_OBJ) $(LIBCOMMON)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
 
@@ -156,7 +162,7 @@ $(O)/tests/%: $(O)/obj/tests/unit/%.o $(VERSION_OBJ) $(LIBPEERD) $(LIBORCH) $(LI
 	@mkdir -p $(@D)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LIBS)
 
-check: deps all $(O)/bench $(WAKEUP) $(UNIT_BIN)
+check: deps all $(O)/bench $(WAKEUP) $(B3SPEED) $(UNIT_BIN)
 	@O=$(O) scripts/run-tests $(UNIT_BIN)
 
 unit: $(UNIT_BIN)
