@@ -111,7 +111,7 @@
 	X("fleet-size", fleet_size, U32, 0, 65536, 0, \
 	    "the fleet's size N: quorum needs a majority of N, a lease take N - 1 answers (0: unknown)") \
 	X("answer-wait-ms", answer_wait_ms, U32, 0, 600000, 2000, \
-	    "with fleet-size, how long past its settle window a lease take waits for the last answers") \
+	    "with fleet-size, how long past its settle window a lease take waits for the last answers; and how long a lease take with timeout_ms 0 waits for a live member's answer") \
 	X("settle-grid-ms", settle_grid_ms, U32, 0, 1000, 2, \
 	    "a settle window ends on a multiple of N ms of the host's monotonic clock, and waits up to 2 N ms more for a nearly simultaneous remote claim, so a host's takers wake together (0: off)")
 

@@ -49,9 +49,11 @@ struct rusage;
 	X(takes_retried,	"takes.retried")			\
 	X(takes_untrusted,	"takes.untrusted")			\
 	X(takes_no_quorum,	"takes.no_quorum")			\
+	X(takes_unanswered,	"takes.unanswered")			\
 	X(takes_aligned,	"takes.aligned")			\
 	X(claim_acks_sent,	"claims.acks_sent")			\
 	X(claim_acks_received,	"claims.acks_received")			\
+	X(claim_acks_unmatched,	"claims.acks_unmatched")		\
 	X(claim_acks_refused,	"claims.acks_refused")			\
 	X(claim_acks_relayed,	"claims.acks_relayed")			\
 	X(claim_acks_unroutable, "claims.acks_unroutable")		\

@@ -503,13 +503,26 @@ cmd_read(struct ctl_req *req, struct ctl_client *c, json_t *args)
 }
 
 static void
-cmd_take_done(void *arg, const struct space_rec *won, uint32_t attempts)
+cmd_take_done(void *arg, const struct space_rec *won,
+    const struct take_end *end)
 {
 	struct ctl_req *req = arg;
+	char peer[IDENTITY_PEERID_MAX];
+	json_t *res;
 
+	res = json_pack("{s:o, s:i}", "entry", won ? replica_entry_json(won) :
+	    json_null(), "attempts", (int)end->attempts);
+	if (end->nsilent > 0) {
+		json_t *silent = json_array();
+
+		for (size_t i = 0; i < end->nsilent; i++) {
+			identity_peer_id_of(end->silent[i], peer);
+			json_array_append_new(silent, json_string(peer));
+		}
+		json_object_set_new(res, "unanswered", silent);
+	}
 	/* A reply to a client that has gone is dropped by ctl_ok. */
-	ctl_ok(req, json_pack("{s:o, s:i}", "entry", won ?
-	    replica_entry_json(won) : json_null(), "attempts", (int)attempts));
+	ctl_ok(req, res);
 }
 
 static void

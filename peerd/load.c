@@ -209,12 +209,13 @@ write_cb(evutil_socket_t fd, short what, void *arg)
 static void	worker_next(struct worker *);
 
 static void
-worker_done(void *arg, const struct space_rec *won, uint32_t attempts)
+worker_done(void *arg, const struct space_rec *won,
+    const struct take_end *end)
 {
 	struct worker *w = arg;
 	struct load *l = w->load;
 
-	(void)attempts;
+	(void)end;
 	w->busy = false;
 	if (won != NULL) {
 		int rc;

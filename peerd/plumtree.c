@@ -115,15 +115,22 @@ origin_slot(uint64_t origin)
 	return old;
 }
 
-/* An IHAVE or GRAFT body, or a batch's ihave map: {"ids": [...]}. */
+/* The map {key: [v...]}: IHAVE, GRAFT and PRUNE bodies. */
 static void
-ids_put(struct dcbor_buf *b, const uint64_t *ids, size_t n)
+uints_put(struct dcbor_buf *b, const char *key, const uint64_t *v, size_t n)
 {
 	dcbor_put_map(b, 1);
-	dcbor_put_cstr(b, "ids");
+	dcbor_put_cstr(b, key);
 	dcbor_put_array(b, n);
 	for (size_t i = 0; i < n; i++)
-		dcbor_put_uint(b, ids[i]);
+		dcbor_put_uint(b, v[i]);
+}
+
+/* An IHAVE or GRAFT body, or a batch's ihave map: {"ids": [...]}. */
+void
+plumtree_ids_put(struct dcbor_buf *b, const uint64_t *ids, size_t n)
+{
+	uints_put(b, "ids", ids, n);
 }
 
 /*
@@ -164,7 +171,7 @@ pt_flush_member(struct member *m)
 			dcbor_put_array(&b, m->pt_nout + (nids > 0));
 			dcbor_put_raw(&b, m->pt_out.data, m->pt_out.len);
 			if (nids > 0)
-				ids_put(&b, m->pt_ihave, nids);
+				plumtree_ids_put(&b, m->pt_ihave, nids);
 			link_send_member(m, FRAME_RUMOR, b.data, b.len);
 			dcbor_buf_free(&b);
 		}
@@ -251,7 +258,7 @@ send_ids(struct member *m, uint32_t kind, const uint64_t *ids, size_t n)
 	int rc;
 
 	dcbor_buf_init(&b);
-	ids_put(&b, ids, n);
+	plumtree_ids_put(&b, ids, n);
 	rc = link_send_member(m, kind, b.data, b.len);
 	dcbor_buf_free(&b);
 	return rc;
@@ -399,10 +406,18 @@ pt_broadcast(uint64_t rid, uint64_t hops, uint64_t origin,
 	dcbor_buf_free(&map);
 }
 
+/* A PRUNE body: {"origins": [...]}. */
+void
+plumtree_prune_put(struct dcbor_buf *b, const uint64_t *origin, size_t n)
+{
+	uints_put(b, "origins", origin, n);
+}
+
 /* PRUNE the origins of the slots in mask: m pushes us their ids only. */
 static void
 send_prune(struct member *m, uint64_t mask)
 {
+	uint64_t named[GOSSIP_ORIGINS];
 	struct dcbor_buf b;
 	unsigned n = 0;
 
@@ -410,13 +425,11 @@ send_prune(struct member *m, uint64_t mask)
 		n += (mask >> k) & 1;
 	if (n == 0)
 		return;
-	dcbor_buf_init(&b);
-	dcbor_put_map(&b, 1);
-	dcbor_put_cstr(&b, "origins");
-	dcbor_put_array(&b, n);
-	for (unsigned k = 0; k < GOSSIP_ORIGINS; k++)
+	for (unsigned k = 0, i = 0; k < GOSSIP_ORIGINS; k++)
 		if ((mask >> k) & 1)
-			dcbor_put_uint(&b, origins[k].origin);
+			named[i++] = origins[k].origin;
+	dcbor_buf_init(&b);
+	plumtree_prune_put(&b, named, n);
 	if (link_send_member(m, FRAME_PRUNE, b.data, b.len) == 0) {
 		pd_count(push_prunes_sent);
 		m->pt_pruned |= mask;

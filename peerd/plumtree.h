@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct dcbor_buf;
 struct member;
 
 /* Reset (the seen set, the cache, the trees) and make the timers. */
@@ -34,5 +35,15 @@ double	plumtree_tree_degree(void);
  * origin in use goes without a GRAFT or a cut subtree.
  */
 unsigned plumtree_link_cost(const struct member *m);
+
+/*
+ * The bodies, appended to b (docs/protocol.md 7): an IHAVE or GRAFT (and a
+ * RUMOR batch's closing ihave map) naming n rumor ids; a PRUNE naming n
+ * origins.
+ */
+void	plumtree_ids_put(struct dcbor_buf *b, const uint64_t *ids,
+	    size_t n);
+void	plumtree_prune_put(struct dcbor_buf *b, const uint64_t *origin,
+	    size_t n);
 
 #endif

@@ -438,6 +438,22 @@ send_recs(struct sess *s, bool all, const uint64_t *v, size_t k)
 	free(out);
 }
 
+/* A RECON_END body { "all", "sid", "step", "want" }, appended to b. */
+void
+recon_end_put(struct dcbor_buf *b, uint64_t sid, uint64_t step, bool all,
+    const uint64_t *want, size_t k)
+{
+	dcbor_put_map(b, 4);
+	dcbor_put_cstr(b, "all");
+	dcbor_put_bool(b, all);
+	dcbor_put_cstr(b, "sid");
+	dcbor_put_uint(b, sid);
+	dcbor_put_cstr(b, "step");
+	dcbor_put_uint(b, step);
+	dcbor_put_cstr(b, "want");
+	put_hashes(b, want, k);
+}
+
 static void
 send_end(struct member *m, uint64_t sid, uint64_t step, bool all,
     const uint64_t *want, size_t k)
@@ -445,18 +461,28 @@ send_end(struct member *m, uint64_t sid, uint64_t step, bool all,
 	struct dcbor_buf b;
 
 	dcbor_buf_init(&b);
-	dcbor_put_map(&b, 4);
-	dcbor_put_cstr(&b, "all");
-	dcbor_put_bool(&b, all);
-	dcbor_put_cstr(&b, "sid");
-	dcbor_put_uint(&b, sid);
-	dcbor_put_cstr(&b, "step");
-	dcbor_put_uint(&b, step);
-	dcbor_put_cstr(&b, "want");
-	put_hashes(&b, want, k);
+	recon_end_put(&b, sid, step, all, want, k);
 	if (m->link != NULL)
 		link_send_member(m, FRAME_RECON_END, b.data, b.len);
 	dcbor_buf_free(&b);
+}
+
+/* A RECON_NEG body { "cut"? (0: none), "msg", "sid", "want" }, to b. */
+void
+recon_neg_put(struct dcbor_buf *b, uint64_t cut, uint64_t sid,
+    const uint8_t *msg, size_t len, const uint64_t *want, size_t k)
+{
+	dcbor_put_map(b, cut != 0 ? 4 : 3);
+	if (cut != 0) {
+		dcbor_put_cstr(b, "cut");
+		dcbor_put_uint(b, cut);
+	}
+	dcbor_put_cstr(b, "msg");
+	dcbor_put_raw(b, msg, len);
+	dcbor_put_cstr(b, "sid");
+	dcbor_put_uint(b, sid);
+	dcbor_put_cstr(b, "want");
+	put_hashes(b, want, k);
 }
 
 static void
@@ -468,19 +494,30 @@ send_neg(struct sess *s, const struct dcbor_buf *msg,
 	bool cut = s->initiator && s->rounds == 0 && s->cut != 0;
 
 	dcbor_buf_init(&b);
-	dcbor_put_map(&b, cut ? 4 : 3);
-	if (cut) {
-		dcbor_put_cstr(&b, "cut");
-		dcbor_put_uint(&b, s->cut);
-	}
-	dcbor_put_cstr(&b, "msg");
-	dcbor_put_raw(&b, msg->data, msg->len);
-	dcbor_put_cstr(&b, "sid");
-	dcbor_put_uint(&b, s->sid);
-	dcbor_put_cstr(&b, "want");
-	put_hashes(&b, want->v, want->n);
+	recon_neg_put(&b, cut ? s->cut : 0, s->sid, msg->data, msg->len,
+	    want->v, want->n);
 	send_body(s, FRAME_RECON_NEG, &b);
 	s->rounds++;
+}
+
+/* A RECON_SYMS body { "n", "cut"? (0: none), "sid", "size", "syms" }. */
+void
+recon_syms_put(struct dcbor_buf *b, uint64_t at, uint64_t cut, uint64_t sid,
+    uint64_t size, const struct riblt_sym *sym, size_t k)
+{
+	dcbor_put_map(b, cut != 0 ? 5 : 4);
+	dcbor_put_cstr(b, "n");
+	dcbor_put_uint(b, at);
+	if (cut != 0) {
+		dcbor_put_cstr(b, "cut");
+		dcbor_put_uint(b, cut);
+	}
+	dcbor_put_cstr(b, "sid");
+	dcbor_put_uint(b, sid);
+	dcbor_put_cstr(b, "size");
+	dcbor_put_uint(b, size);
+	dcbor_put_cstr(b, "syms");
+	riblt_put_syms(b, sym, k);
 }
 
 /* Symbols while the responder is less than a window behind. */
@@ -502,19 +539,8 @@ pump(struct sess *s)
 		bool cut = at == 0 && s->cut != 0;
 
 		dcbor_buf_init(&b);
-		dcbor_put_map(&b, cut ? 5 : 4);
-		dcbor_put_cstr(&b, "n");
-		dcbor_put_uint(&b, at);
-		if (cut) {
-			dcbor_put_cstr(&b, "cut");
-			dcbor_put_uint(&b, s->cut);
-		}
-		dcbor_put_cstr(&b, "sid");
-		dcbor_put_uint(&b, s->sid);
-		dcbor_put_cstr(&b, "size");
-		dcbor_put_uint(&b, s->snap.n);
-		dcbor_put_cstr(&b, "syms");
-		riblt_put_syms(&b, sym, k);
+		recon_syms_put(&b, at, cut ? s->cut : 0, s->sid, s->snap.n,
+		    sym, k);
 		send_body(s, FRAME_RECON_SYMS, &b);
 	}
 }

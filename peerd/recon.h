@@ -18,7 +18,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct dcbor_buf;
 struct member;
+struct riblt_sym;
 
 enum recon_method {
 	RECON_DIGEST = 0,
@@ -69,5 +71,19 @@ int		 recon_recv(struct member *from, uint32_t kind,
 unsigned	 recon_quiet(void);
 /* The link to m went down: its sessions end. */
 void		 recon_link_down(struct member *m);
+
+/*
+ * The bodies, appended to b (docs/protocol.md 8; cut 0: none): a
+ * RECON_NEG around the negentropy message msg, a RECON_SYMS of k symbols
+ * from index at, a RECON_END; want: items, sent 8 bytes big-endian each.
+ */
+void		 recon_neg_put(struct dcbor_buf *b, uint64_t cut,
+		    uint64_t sid, const uint8_t *msg, size_t len,
+		    const uint64_t *want, size_t k);
+void		 recon_syms_put(struct dcbor_buf *b, uint64_t at,
+		    uint64_t cut, uint64_t sid, uint64_t size,
+		    const struct riblt_sym *sym, size_t k);
+void		 recon_end_put(struct dcbor_buf *b, uint64_t sid,
+		    uint64_t step, bool all, const uint64_t *want, size_t k);
 
 #endif

@@ -50,6 +50,7 @@ struct take_op {
 	void			*arg;
 	struct template		*t;
 	uint64_t		 deadline_ms;
+	bool			 once;		/* timeout 0 */
 	bool			 claimed;	/* w holds our claim */
 	bool			 untrusted;	/* counted once a claim */
 	struct claim_wait	*w;
@@ -181,7 +182,9 @@ op_free(struct take_op *op)
 static void
 op_done(struct take_op *op, const struct space_rec *r)
 {
-	op->done(op->arg, r, op->attempts);
+	struct take_end end = { op->attempts, NULL, 0 };
+
+	op->done(op->arg, r, &end);
 	op_free(op);
 }
 
@@ -312,6 +315,47 @@ wait_answered_all(const struct claim_wait *w, uint64_t now)
 }
 
 /*
+ * The deadline cut the wait for answers to w: end op with no entry, naming
+ * the live members that never answered w (takes.unanswered if any).
+ */
+static void
+op_unanswered(struct take_op *op, const struct claim_wait *w)
+{
+	uint8_t (*silent)[IDENTITY_ID_LEN];
+	struct take_end end = { op->attempts, NULL, 0 };
+
+	silent = xcalloc(member_count() + 1, sizeof(*silent));
+	for (size_t i = 0; i < member_count(); i++) {
+		struct member *m = member_at(i);
+
+		if (m->link != NULL && m->state == MEMBER_ALIVE &&
+		    !wait_answered_by(w, m))
+			memcpy(silent[end.nsilent++], m->id, IDENTITY_ID_LEN);
+	}
+	if (end.nsilent > 0)
+		pd_count(takes_unanswered);
+	trace_add("claim", "take of %02x%02x%02x%02x epoch %llu ended at its "
+	    "deadline: %zu answers, %zu live members silent", op->id[0],
+	    op->id[1], op->id[2], op->id[3], (unsigned long long)op->epoch,
+	    w->nvoters, end.nsilent);
+	end.silent = (const uint8_t (*)[IDENTITY_ID_LEN])silent;
+	op->done(op->arg, NULL, &end);
+	free(silent);
+	op_free(op);
+}
+
+/*
+ * When a take stops waiting for answers to its claim: its deadline, or
+ * with timeout 0 (one claim) --answer-wait-ms past the settle window.
+ */
+static uint64_t
+answer_end_ms(const struct take_op *op, const struct claim_wait *w)
+{
+	return op->once ? w->left_ms + pd->conf.settle_ms +
+	    pd->conf.answer_wait_ms : op->deadline_ms;
+}
+
+/*
  * The trust rule (docs/protocol.md 6.1, "left, answered, settled"): a
  * claim is trusted once it has left every link that was up when it was
  * made (or that link is gone), every live member has answered it, the
@@ -322,7 +366,7 @@ static void
 take_check(struct take_op *op)
 {
 	struct claim_wait *w = op->w;
-	uint64_t now = now_ms(), due, us;
+	uint64_t now = now_ms(), due, us, end;
 	uint32_t members, need;
 	struct space_rec *r;
 
@@ -366,6 +410,12 @@ take_check(struct take_op *op)
 			take_lost(op, now);
 			return;
 		}
+		/* A silent member holds the take to its deadline only. */
+		end = answer_end_ms(op, w);
+		if (now >= end) {
+			op_unanswered(op, w);
+			return;
+		}
 		/* Settled but not answered by all: what the rule guards. */
 		if (!op->untrusted) {
 			pd_count(takes_untrusted);
@@ -377,7 +427,9 @@ take_check(struct take_op *op)
 		op->untrusted = true;
 		/* An answer calls take_check; a member going quiet, this. */
 		due = w->left_ms + pd->conf.settle_ms + pd->conf.answer_wait_ms;
-		take_schedule(op, due > now && due - now < pd->conf.tick_ms ?
+		if (due <= now || end < due)
+			due = end;
+		take_schedule(op, due - now < pd->conf.tick_ms ?
 		    due - now : pd->conf.tick_ms);
 		return;
 	}
@@ -391,7 +443,8 @@ take_check(struct take_op *op)
 			}
 			if (now >= op->deadline_ms) {
 				pd_count(takes_no_quorum);
-				op_done(op, NULL);	/* the claim waits on */
+				/* The claim waits on. */
+				op_unanswered(op, w);
 				return;
 			}
 			/* An answer calls take_check; this bounds the wait. */
@@ -699,6 +752,7 @@ take_start(struct template *t, uint32_t timeout_ms, take_done_cb done,
 	op->arg = arg;
 	op->t = t;
 	op->deadline_ms = now_ms() + timeout_ms;
+	op->once = timeout_ms == 0;
 	op->ev = evtimer_new(pd->base, take_cb, op);
 	TAILQ_INSERT_TAIL(&takes, op, entry);
 	take_try(op);
@@ -727,12 +781,15 @@ ack_count(const uint8_t id[ENTRY_ID_LEN], uint64_t epoch,
 {
 	struct claim_wait *w;
 
-	pd_count(claim_acks_received);
 	TAILQ_FOREACH(w, &waits, entry)
 		if (w->epoch == epoch && memcmp(w->id, id, ENTRY_ID_LEN) == 0)
 			break;
-	if (w == NULL)
-		return;			/* decided already, or never ours */
+	if (w == NULL) {
+		/* Decided already, or never ours. */
+		pd_count(claim_acks_unmatched);
+		return;
+	}
+	pd_count(claim_acks_received);
 	for (size_t i = 0; i < w->nvoters; i++)
 		if (memcmp(w->voters[i], voter, IDENTITY_ID_LEN) == 0)
 			return;		/* each member answers once */

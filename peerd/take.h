@@ -18,6 +18,7 @@
 #include <jansson.h>
 
 #include "entry.h"
+#include "identity.h"
 
 /* Wins a chunk of the log of won takes (take_won_json). */
 #define TAKE_LOG_CHUNK	1024
@@ -33,9 +34,20 @@ void	take_init(struct space *space);
 /* Cancel every take in flight, forget promises and wins (replica_free). */
 void	take_free(void);
 
+/*
+ * How a take ended: its claims made (or adopted), and the live members
+ * that never answered its last claim when its deadline cut the wait for
+ * them (none otherwise); silent is valid only during the callback.
+ */
+struct take_end {
+	uint32_t	  attempts;
+	const uint8_t	(*silent)[IDENTITY_ID_LEN];
+	size_t		  nsilent;
+};
+
 /* A take's end: the record won, or NULL at the deadline or on shutdown. */
 typedef void (*take_done_cb)(void *arg, const struct space_rec *won,
-	    uint32_t attempts);
+	    const struct take_end *end);
 /* take (consumes t): done is called once, when won or at the deadline. */
 void	take_start(struct template *t, uint32_t timeout_ms, take_done_cb done,
 	    void *arg);

@@ -242,7 +242,7 @@ vote_put_claim(struct dcbor_buf *b, const uint8_t id[ENTRY_ID_LEN],
 }
 
 /* What a relayed answer's voter signs: {ok, entry, epoch, holder}. */
-static void
+void
 vote_signing_bytes(struct dcbor_buf *b, bool ok,
     const uint8_t id[ENTRY_ID_LEN], uint64_t epoch,
     const uint8_t holder[IDENTITY_ID_LEN])
@@ -253,13 +253,28 @@ vote_signing_bytes(struct dcbor_buf *b, bool ok,
 	vote_put_claim(b, id, epoch, holder);
 }
 
+/* A CLAIM_ACK body: { "ok", "entry", "epoch" } (canonical order). */
+void
+vote_ack_put(struct dcbor_buf *b, bool ok, const uint8_t id[ENTRY_ID_LEN],
+    uint64_t epoch)
+{
+	dcbor_put_map(b, 3);
+	dcbor_put_cstr(b, "ok");
+	dcbor_put_bool(b, ok);
+	dcbor_put_cstr(b, "entry");
+	dcbor_put_bytes(b, id, ENTRY_ID_LEN);
+	dcbor_put_cstr(b, "epoch");
+	dcbor_put_uint(b, epoch);
+}
+
 /*
  * A CLAIM_ACK_RELAY body: { "ok", "key", "sig", "hops", "entry", "epoch",
  * "holder" } (canonical order); sig is the voter's (key's) over
  * vote_signing_bytes, so a relay cannot forge or flip a vote.
  */
-static void
-relay_put(struct dcbor_buf *b, bool ok, const uint8_t key[IDENTITY_PUB_LEN],
+void
+vote_relay_put(struct dcbor_buf *b, bool ok,
+    const uint8_t key[IDENTITY_PUB_LEN],
     const uint8_t sig[IDENTITY_SIG_LEN], uint64_t hops,
     const uint8_t id[ENTRY_ID_LEN], uint64_t epoch,
     const uint8_t holder[IDENTITY_ID_LEN])
@@ -416,13 +431,7 @@ ack_send(const uint8_t id[ENTRY_ID_LEN], const struct crdt_claim *c, bool ok,
 
 	dcbor_buf_init(&b);
 	if ((m = linked(c->holder, NULL)) != NULL) {
-		dcbor_put_map(&b, 3);
-		dcbor_put_cstr(&b, "ok");
-		dcbor_put_bool(&b, ok);
-		dcbor_put_cstr(&b, "entry");
-		dcbor_put_bytes(&b, id, ENTRY_ID_LEN);
-		dcbor_put_cstr(&b, "epoch");
-		dcbor_put_uint(&b, c->epoch);
+		vote_ack_put(&b, ok, id, c->epoch);
 		ack_queue(m, false, true, ok, &b);
 	} else if ((next = from != NULL ? linked(from->id, NULL) : NULL) ==
 	    NULL && (next = route_next(c->holder, id, c->epoch, NULL)) == NULL)
@@ -436,8 +445,8 @@ ack_send(const uint8_t id[ENTRY_ID_LEN], const struct crdt_claim *c, bool ok,
 			rc->signed_ok = ok;
 			dcbor_buf_reset(&b);
 		}
-		relay_put(&b, ok, pd->ident.pub, rc->sig, pd->conf.hops, id,
-		    c->epoch, c->holder);
+		vote_relay_put(&b, ok, pd->ident.pub, rc->sig, pd->conf.hops,
+		    id, c->epoch, c->holder);
 		ack_queue(next, true, true, ok, &b);
 	}
 	dcbor_buf_free(&b);
@@ -551,8 +560,8 @@ answer_take(struct member *from, const struct answer *a)
 		    a->epoch, from)) == NULL)
 			pd_count(claim_acks_unroutable);
 		else {
-			relay_put(&b, a->ok, a->key, a->sig, a->hops - 1, a->id,
-			    a->epoch, a->holder);
+			vote_relay_put(&b, a->ok, a->key, a->sig, a->hops - 1,
+			    a->id, a->epoch, a->holder);
 			ack_queue(next, true, false, a->ok, &b);
 		}
 		dcbor_buf_free(&b);

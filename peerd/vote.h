@@ -17,6 +17,7 @@
 #include "identity.h"
 
 struct crdt_claim;
+struct dcbor_buf;
 struct member;
 struct space_rec;
 
@@ -43,6 +44,22 @@ void	vote_claim_answer(const struct space_rec *r, const struct crdt_claim *c,
 	    const struct member *from, uint64_t now);
 /* Send the turn's queued answers: one frame per neighbour still linked. */
 void	vote_acks_flush(void);
+
+/*
+ * The answer bodies, appended to b (docs/protocol.md 6): a CLAIM_ACK; the
+ * bytes a relayed answer's voter signs; a CLAIM_ACK_RELAY whose sig is
+ * key's over those bytes.
+ */
+void	vote_ack_put(struct dcbor_buf *b, bool ok,
+	    const uint8_t id[ENTRY_ID_LEN], uint64_t epoch);
+void	vote_signing_bytes(struct dcbor_buf *b, bool ok,
+	    const uint8_t id[ENTRY_ID_LEN], uint64_t epoch,
+	    const uint8_t holder[IDENTITY_ID_LEN]);
+void	vote_relay_put(struct dcbor_buf *b, bool ok,
+	    const uint8_t key[IDENTITY_PUB_LEN],
+	    const uint8_t sig[IDENTITY_SIG_LEN], uint64_t hops,
+	    const uint8_t id[ENTRY_ID_LEN], uint64_t epoch,
+	    const uint8_t holder[IDENTITY_ID_LEN]);
 
 /* A CLAIM_ACK from a member. 0, or -1 if it is malformed. */
 int	vote_recv_ack(struct member *from, const uint8_t *body, size_t len);

@@ -423,11 +423,12 @@ gen_seeds(const char *dir)
 /* ---- the target ---------------------------------------------------------- */
 
 static void
-fz_take_done(void *arg, const struct space_rec *won, uint32_t attempts)
+fz_take_done(void *arg, const struct space_rec *won,
+    const struct take_end *end)
 {
 	(void)arg;
 	(void)won;
-	(void)attempts;
+	(void)end;
 }
 
 int

@@ -21,7 +21,7 @@
 #include "dcbor.h"
 #include "hex.h"
 
-#define MAX_EX		32
+#define MAX_EX		48
 
 struct example {
 	char		 name[32];

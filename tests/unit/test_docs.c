@@ -6,14 +6,19 @@
  * test makes every example with the real encoders (frame_encode_head,
  * entry_new and entry_signing_bytes, space_write and space_rec_encode,
  * crdt_claim_signing_bytes, gossip_rid, space_digest, space_bucket_of,
- * handshake_encode, linkkey_derive, frame_encode_mac) from fixed keys and
- * stamps (Ed25519, X25519, HKDF and HMAC are deterministic),
+ * handshake_encode, linkkey_derive, frame_encode_mac, vote_ack_put,
+ * vote_signing_bytes, vote_relay_put, plumtree_ids_put, plumtree_prune_put,
+ * riblt_checksum, riblt_enc_next, riblt_put_syms, neg_fingerprint,
+ * neg_initiate, neg_reply, recon_neg_put, recon_syms_put, recon_end_put)
+ * from fixed keys and stamps (Ed25519, X25519, HKDF and HMAC are
+ * deterministic),
  * and checks that the doc has exactly these blocks with exactly these
  * bytes.  DOCS_PRINT=1 prints the blocks instead, for pasting into the doc
  * after a deliberate change to the wire.
  */
 #include <check.h>
 #include <ctype.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,8 +34,13 @@
 #include "handshake.h"
 #include "link.h"
 #include "linkkey.h"
+#include "neg.h"
 #include "peerd.h"
+#include "plumtree.h"
+#include "recon.h"
+#include "riblt.h"
 #include "space.h"
+#include "vote.h"
 
 #include <openssl/core_names.h>
 #include <openssl/evp.h>
@@ -237,6 +247,192 @@ keyed_examples(const struct identity *a, const struct identity *b,
 	dcbor_buf_free(&body);
 }
 
+/* ---- the answers, the tree's bodies, the reconciliations --------------- */
+
+#define EX_SID		0x1122334455667788ull	/* a session's sid */
+#define EX_HOPS		32u			/* --hops */
+#define EX_STEPS	4			/* mapping steps shown */
+
+static void
+put_be64(struct dcbor_buf *b, uint64_t v)
+{
+	uint8_t p[8];
+
+	for (int k = 0; k < 8; k++)
+		p[k] = (uint8_t)(v >> (56 - 8 * k));
+	dcbor_put_raw(b, p, sizeof(p));
+}
+
+/* splitmix64 exactly as docs/protocol.md 8.3 states it. */
+static uint64_t
+doc_splitmix(uint64_t *state)
+{
+	uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+/*
+ * Item x's first EX_STEPS mapping steps as the doc states them, one line
+ * of 32 bytes a step: the state after its add, r, u (IEEE-754 bits) and
+ * the index, each 8 bytes big-endian; and the indexes, for the encoder.
+ */
+static void
+riblt_steps(uint64_t x, uint64_t idx[EX_STEPS + 1])
+{
+	struct dcbor_buf *out = ex_new("riblt_steps");
+	uint64_t st = riblt_checksum(x), r, bits;
+	double u, g;
+
+	idx[0] = 0;
+	for (int s = 1; s <= EX_STEPS; s++) {
+		r = doc_splitmix(&st);
+		u = (double)((r >> 11) + 1) * 0x1p-53;
+		g = ceil(((double)idx[s - 1] + 1.5) * (1.0 / sqrt(u) - 1.0));
+		idx[s] = idx[s - 1] + (g < 1 ? 1 : (uint64_t)g);
+		memcpy(&bits, &u, sizeof(bits));
+		put_be64(out, st);
+		put_be64(out, r);
+		put_be64(out, bits);
+		put_be64(out, idx[s]);
+	}
+}
+
+/*
+ * The RIBLT examples over item x (A's record's state hash): its checksum,
+ * its mapping (checked against the encoder: a set of x alone has symbols
+ * at exactly those indexes), the first frame of symbols of a session whose
+ * initiator holds x alone, and symbol 0 of the items 1..100 (a count of
+ * two LEB128 bytes).
+ */
+static void
+riblt_examples(uint64_t x)
+{
+	uint64_t idx[EX_STEPS + 1], many[100];
+	struct riblt_sym *sym, s0;
+	struct riblt_enc *e;
+	size_t n, k = 0;
+	struct dcbor_buf *out;
+
+	put_be64(ex_new("riblt_checksum"), riblt_checksum(x));
+	riblt_steps(x, idx);
+	n = (size_t)idx[EX_STEPS] + 1;
+	ck_assert_uint_lt(n, 1u << 16);
+	sym = calloc(n, sizeof(*sym));
+	e = riblt_enc_new(&x, 1, n);
+	ck_assert_uint_eq(riblt_enc_next(e, sym, n), n);
+	for (size_t i = 0; i < n; i++) {
+		bool mapped = k <= EX_STEPS && i == idx[k];
+
+		ck_assert_int_eq(sym[i].count, mapped ? 1 : 0);
+		ck_assert_uint_eq(sym[i].sum, mapped ? x : 0);
+		ck_assert_uint_eq(sym[i].chk, mapped ? riblt_checksum(x) : 0);
+		k += mapped;
+	}
+	out = ex_new("recon_syms_body");
+	recon_syms_put(out, 0, 0, EX_SID, 1, sym, 4);
+	riblt_enc_free(e);
+	free(sym);
+	for (uint64_t i = 0; i < 100; i++)
+		many[i] = i + 1;
+	e = riblt_enc_new(many, 100, 1);
+	ck_assert_uint_eq(riblt_enc_next(e, &s0, 1), 1);
+	ck_assert_int_eq(s0.count, 100);
+	riblt_put_syms(ex_new("riblt_sym0_of_100"), &s0, 1);
+	riblt_enc_free(e);
+}
+
+/*
+ * The negentropy examples: a fingerprint (of item x alone), then a
+ * session whose initiator holds the 40 items k * 2^58 (k = 1..40) and
+ * whose responder holds the same but the last, which it holds changed
+ * (+ 1): the first message, the reply (an item list where the
+ * fingerprints differ), and the initiator's END step 1, which asks for
+ * the responder's changed item.
+ */
+static void
+neg_examples(uint64_t x)
+{
+	uint64_t mine[40], theirs[40];
+	struct neg *ni, *nr;
+	struct neg_ids have = { 0 }, need = { 0 }, have2 = { 0 }, need2 = { 0 };
+	struct dcbor_buf msg, reply, last, *out;
+
+	out = ex_new("neg_fp_input");
+	put_be64(out, x);
+	put_be64(out, 1);
+	put_be64(ex_new("neg_fp"), neg_fingerprint(x, 1));
+	ck_assert_uint_eq(neg_fingerprint(x, 1), XXH3_64bits(out->data, 16));
+
+	for (uint64_t k = 1; k <= 40; k++)
+		mine[k - 1] = theirs[k - 1] = k << 58;
+	theirs[39] += 1;
+	ni = neg_new(mine, 40);
+	nr = neg_new(theirs, 40);
+	dcbor_buf_init(&msg);
+	dcbor_buf_init(&reply);
+	dcbor_buf_init(&last);
+	neg_initiate(ni, &msg);
+	recon_neg_put(ex_new("recon_neg_first"), 0, EX_SID, msg.data,
+	    msg.len, NULL, 0);
+	/* The responder lists its items where the fingerprints differ. */
+	ck_assert_int_eq(neg_reply(nr, msg.data, msg.len, &reply, &have,
+	    &need), 0);
+	ck_assert_uint_eq(have.n, 0);
+	ck_assert_uint_eq(need.n, 0);
+	recon_neg_put(ex_new("recon_neg_reply"), 0, EX_SID, reply.data,
+	    reply.len, NULL, 0);
+	/*
+	 * The initiator: it sends mine[39]'s record, has nothing left to say
+	 * (all skips) and wants theirs[39].
+	 */
+	ck_assert_int_eq(neg_reply(ni, reply.data, reply.len, &last, &have2,
+	    &need2), 0);
+	ck_assert_uint_eq(last.len, 0);
+	ck_assert_uint_eq(have2.n, 1);
+	ck_assert_uint_eq(have2.v[0], mine[39]);
+	ck_assert_uint_eq(need2.n, 1);
+	ck_assert_uint_eq(need2.v[0], theirs[39]);
+	recon_end_put(ex_new("recon_end_want"), EX_SID, 1, false, need2.v,
+	    need2.n);
+	dcbor_buf_free(&msg);
+	dcbor_buf_free(&reply);
+	dcbor_buf_free(&last);
+	neg_ids_free(&have);
+	neg_ids_free(&need);
+	neg_ids_free(&have2);
+	neg_ids_free(&need2);
+	neg_free(ni);
+	neg_free(nr);
+}
+
+/*
+ * A's answers to B's claim (epoch 1) on the entry: direct, and relayed
+ * (the vote bytes A signs, its signature, the relay body); the IHAVE and
+ * GRAFT of the rumor's rid and the PRUNE of A's tree.
+ */
+static void
+answer_examples(const struct identity *a, const struct identity *b,
+    const uint8_t eid[ENTRY_ID_LEN], uint64_t rid)
+{
+	uint8_t sig[IDENTITY_SIG_LEN];
+	uint64_t ids[2] = { rid, 3 };
+	struct dcbor_buf *out;
+
+	vote_ack_put(ex_new("claim_ack_body"), true, eid, 1);
+	out = ex_new("vote_signed_bytes");
+	vote_signing_bytes(out, true, eid, 1, b->id);
+	ck_assert_int_eq(identity_sign(a, out->data, out->len, sig), 0);
+	ex_bytes("vote_sig", sig, sizeof(sig));
+	vote_relay_put(ex_new("claim_ack_relay_body"), true, a->pub, sig,
+	    EX_HOPS, eid, 1, b->id);
+	plumtree_ids_put(ex_new("ihave_body"), ids, 1);
+	plumtree_ids_put(ex_new("graft_body"), ids, 2);
+	plumtree_prune_put(ex_new("prune_body"), &a->node, 1);
+}
+
 /* Every example, from the keys A (seed 00 01 .. 1f) and B (seed 20 .. 3f). */
 static void
 make_examples(void)
@@ -379,6 +575,9 @@ make_examples(void)
 		dcbor_put_cstr(out, "final");
 		dcbor_put_bool(out, fin);
 	}
+	answer_examples(&a, &b, eid, rid);
+	riblt_examples(dig[bucket]);
+	neg_examples(dig[bucket]);
 	dcbor_buf_free(&items);
 	dcbor_buf_free(&body);
 	space_free(sp);

@@ -147,10 +147,10 @@ run_until_done(unsigned want, unsigned ms)
 }
 
 static void
-take_done(void *arg, const struct space_rec *won, uint32_t attempts)
+take_done(void *arg, const struct space_rec *won, const struct take_end *end)
 {
 	(void)arg;
-	(void)attempts;
+	(void)end;
 	ndone++;
 	if (won != NULL)
 		nwon++;
@@ -747,11 +747,84 @@ START_TEST(a_bad_list_changes_nothing)
 }
 END_TEST
 
+/*
+ * Only an answer to a claim in flight is received: one for an epoch we
+ * never claimed, for an entry we never claimed, or for a claim already
+ * decided is counted apart, and changes no take.
+ */
+START_TEST(an_answer_to_no_claim_is_counted_apart)
+{
+	struct dcbor_buf l;
+
+	take_start(template_new("task#v1"), 5000, take_done, NULL);
+	turn();
+	dcbor_buf_init(&l);
+	put_ack(&l, true, task[0], 9);		/* not our epoch */
+	ck_assert_int_eq(vote_recv_ack(a, l.data, l.len), 0);
+	dcbor_buf_reset(&l);
+	put_ack(&l, true, task[3], 1);		/* not our entry */
+	ck_assert_int_eq(vote_recv_ack(a, l.data, l.len), 0);
+	ck_assert_uint_eq(pd_metrics.claim_acks_received, 0);
+	ck_assert_uint_eq(pd_metrics.claim_acks_unmatched, 2);
+	/* Our claim's answers are received, and the take is won. */
+	dcbor_buf_reset(&l);
+	put_ack(&l, true, task[0], 1);
+	ck_assert_int_eq(vote_recv_ack(a, l.data, l.len), 0);
+	ck_assert_int_eq(vote_recv_ack(b, l.data, l.len), 0);
+	ck_assert_uint_eq(pd_metrics.claim_acks_received, 2);
+	run_until_done(1, 5000);
+	ck_assert_uint_eq(nwon, 1);
+	/* A late copy of an answer to the decided claim: not received. */
+	ck_assert_int_eq(vote_recv_ack(a, l.data, l.len), 0);
+	ck_assert_uint_eq(pd_metrics.claim_acks_received, 2);
+	ck_assert_uint_eq(pd_metrics.claim_acks_unmatched, 3);
+	dcbor_buf_free(&l);
+}
+END_TEST
+
+/*
+ * A live member that never answers holds a take until its deadline, no
+ * longer (not for the claim's whole lease), and the take names it.
+ */
+static uint8_t			 last_silent[4][IDENTITY_ID_LEN];
+static size_t			 last_nsilent;
+
+static void
+take_done_silent(void *arg, const struct space_rec *won,
+    const struct take_end *end)
+{
+	last_nsilent = end->nsilent < 4 ? end->nsilent : 4;
+	memcpy(last_silent, end->silent, last_nsilent * IDENTITY_ID_LEN);
+	take_done(arg, won, end);
+}
+
+START_TEST(a_silent_member_holds_a_take_until_its_deadline_only)
+{
+	struct dcbor_buf l;
+
+	pd->conf.take_lease_ms = 3600000;
+	take_start(template_new("task#v1"), 300, take_done_silent, NULL);
+	turn();
+	dcbor_buf_init(&l);
+	put_ack(&l, true, task[0], 1);
+	/* a answers; b never does. */
+	ck_assert_int_eq(vote_recv_ack(a, l.data, l.len), 0);
+	dcbor_buf_free(&l);
+	run_until_done(1, 20000);
+	ck_assert_uint_eq(ndone, 1);
+	ck_assert_uint_eq(nwon, 0);
+	ck_assert_uint_eq(pd_metrics.takes_unanswered, 1);
+	ck_assert_uint_eq(last_nsilent, 1);
+	ck_assert_mem_eq(last_silent[0], holder_b.id, IDENTITY_ID_LEN);
+}
+END_TEST
+
 /* A take's end that completes what it won (as a take load does). */
 static void
-take_done_complete(void *arg, const struct space_rec *won, uint32_t attempts)
+take_done_complete(void *arg, const struct space_rec *won,
+    const struct take_end *end)
 {
-	take_done(arg, won, attempts);
+	take_done(arg, won, end);
 	if (won != NULL)
 		ck_assert_int_eq(replica_complete(space_rec_id(won)), SPACE_OK);
 }
@@ -873,6 +946,9 @@ take_suite(void)
 	tcase_add_test(tc,
 	    a_near_remote_claim_moves_the_settle_end_two_steps_at_most);
 	tcase_add_test(tc, a_bad_list_changes_nothing);
+	tcase_add_test(tc, an_answer_to_no_claim_is_counted_apart);
+	tcase_add_test(tc,
+	    a_silent_member_holds_a_take_until_its_deadline_only);
 	tcase_add_test(tc, take_window_picks_this_peers_own_entries);
 	tcase_add_test(tc,
 	    a_verified_claim_is_not_verified_twice_and_a_forged_one_is_refused);

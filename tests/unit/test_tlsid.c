@@ -167,6 +167,22 @@ START_TEST(test_handshake_ids)
 	ck_assert_mem_eq(id, a.id, IDENTITY_ID_LEN);
 	ck_assert_mem_eq(pub, a.pub, IDENTITY_PUB_LEN);
 	ck_assert(!tlsid_verify_failed(s));
+	ck_assert_str_eq(SSL_CIPHER_get_name(SSL_get_current_cipher(s)),
+	    "TLS_AES_128_GCM_SHA256");
+	SSL_free(c);
+	SSL_free(s);
+	/*
+	 * The acceptor's cipher order wins: a client that prefers AES-256-GCM
+	 * (OpenSSL's default order) still gets AES-128-GCM from a peer.
+	 */
+	pair(ca, cb, &c, &s);
+	ck_assert_int_eq(SSL_set_ciphersuites(c, "TLS_AES_256_GCM_SHA384:"
+	    "TLS_CHACHA20_POLY1305_SHA256:TLS_AES_128_GCM_SHA256"), 1);
+	ck_assert(handshake(c, s));
+	ck_assert_str_eq(SSL_CIPHER_get_name(SSL_get_current_cipher(s)),
+	    "TLS_AES_128_GCM_SHA256");
+	ck_assert_str_eq(SSL_CIPHER_get_name(SSL_get_current_cipher(c)),
+	    "TLS_AES_128_GCM_SHA256");
 	SSL_free(c);
 	SSL_free(s);
 	SSL_CTX_free(ca);
