@@ -88,8 +88,9 @@ build(const uint8_t *data, uint64_t start, uint64_t n, unsigned g,
 	uint64_t group = (uint64_t)BLAKE3_CHUNK_LEN << g, groups, left;
 
 	if (n <= group) {
-		blake3_subtree(data + start, n, start / BLAKE3_CHUNK_LEN,
-		    is_root, cv);
+		/* (data may be NULL for the empty content) */
+		blake3_subtree(n > 0 ? data + start : data, n,
+		    start / BLAKE3_CHUNK_LEN, is_root, cv);
 		return;
 	}
 	groups = n / group;
@@ -157,7 +158,7 @@ struct walk {
 static void
 walk_put(struct walk *w, const uint8_t *p, uint64_t n)
 {
-	if (w->out != NULL)
+	if (w->out != NULL && n > 0)
 		memcpy(w->out + w->len, p, n);
 	w->len += n;
 }
@@ -176,7 +177,8 @@ walk(struct walk *w, uint64_t start, uint64_t n)
 	if (w->r.end <= start)
 		return;
 	if (n <= group) {
-		walk_put(w, w->data != NULL ? w->data + start : NULL, n);
+		walk_put(w, w->data != NULL && n > 0 ? w->data + start : NULL,
+		    n);
 		return;
 	}
 	walk_put(w, w->ob != NULL ? w->ob + w->obpos : NULL, BAO_PAIR_LEN);
@@ -344,11 +346,12 @@ gather(uint8_t *buf, size_t *have, size_t need, const uint8_t **p, size_t *n)
 {
 	size_t take = need - *have < *n ? need - *have : *n;
 
-	if (take > 0)
+	if (take > 0) {		/* (p may be NULL when n is 0) */
 		memcpy(buf + *have, *p, take);
-	*have += take;
-	*p += take;
-	*n -= take;
+		*have += take;
+		*p += take;
+		*n -= take;
+	}
 	return *have == need;
 }
 

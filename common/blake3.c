@@ -334,7 +334,8 @@ chunk_output(struct output *o, const uint8_t *in, size_t len,
 		start = 0;
 	}
 	memset(o->block, 0, 64);
-	memcpy(o->block, in, len);
+	if (len > 0)	/* the empty input may come as NULL */
+		memcpy(o->block, in, len);
 	o->counter = counter;
 	o->block_len = (uint8_t)len;
 	o->flags = flags | start | BLAKE3_CHUNK_END;

@@ -533,6 +533,21 @@ START_TEST(test_bad_range)
 	bao_verify_free(v);
 	ck_assert_ptr_null(bao_verify_new(rt, BAO_GROUP_LOG_MAX + 1, 0, 1,
 	    NULL, NULL));
+	/* The empty content may come as NULL everywhere. */
+	{
+		uint8_t ob0[8], sl[8], want[32];
+
+		blake3_hash(NULL, 0, want);
+		bao_outboard(NULL, 0, 4, rt, ob0);
+		ck_assert(memcmp(rt, want, 32) == 0);
+		ck_assert_uint_eq(bao_slice_len(0, 4, 0, 0), 8);
+		ck_assert_int_eq(bao_slice(NULL, 0, ob0, 4, 0, 0, sl), 0);
+		v = bao_verify_new(rt, 4, 0, 0, NULL, NULL);
+		ck_assert_int_eq(bao_verify_feed(v, NULL, 0), 0);
+		ck_assert_int_eq(bao_verify_feed(v, sl, 8), 0);
+		ck_assert_int_eq(bao_verify_finish(v), 0);
+		bao_verify_free(v);
+	}
 	free(s);
 	free(ob);
 	free(in);
