@@ -49,7 +49,8 @@ LIBS        := $(PKG_LIBS) -lm
 # ---- sources -------------------------------------------------------------
 COMMON_SRC := $(wildcard common/*.c)
 PEERD_SRC  := $(filter-out peerd/main.c,$(wildcard peerd/*.c))
-ORCH_SRC   := $(filter-out orchestrator/main.c orchestrator/peerctl.c,$(wildcard orchestrator/*.c))
+ORCH_SRC   := $(filter-out orchestrator/main.c orchestrator/peerctl.c \
+	orchestrator/pdt.c,$(wildcard orchestrator/*.c))
 BENCH_SRC  := $(wildcard bench/*.c)
 UNIT_SRC   := $(wildcard tests/unit/test_*.c)
 FUZZ_SRC   := $(wildcard tests/fuzz/fuzz_*.c)
@@ -73,6 +74,9 @@ PROGS += $(O)/orchestrate
 endif
 ifneq ($(wildcard orchestrator/peerctl.c),)
 PROGS += $(O)/peerctl
+endif
+ifneq ($(wildcard orchestrator/pdt.c),)
+PROGS += $(O)/pdt
 endif
 
 # The git commit baked into every program (--version, run.json): "unknown"
@@ -137,6 +141,10 @@ $(O)/orchestrate: $(O)/obj/orchestrator/main.o $(VERSION_OBJ) $(LIBORCH) $(LIBCO
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
 
 $(O)/peerctl: $(O)/obj/orchestrator/peerctl.o $(VERSION_OBJ) $(LIBCOMMON)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
+
+# The content layer's debugging tool (docs/pdt.md): libcommon only.
+$(O)/pdt: $(O)/obj/orchestrator/pdt.o $(VERSION_OBJ) $(LIBCOMMON)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
 
 $(TCPSTREAM): $(O)/obj/bench/tcpstream/tcpstream.o $(O)/obj/bench/loopback/loopback.o $(VERSION_OBJ)
