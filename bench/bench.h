@@ -16,6 +16,14 @@
  * beside a CBOR blob).  The baseline always runs when the row runs, and its
  * samples are interleaved with the row's, so the ratio holds when the
  * machine drifts; the ratio is the figure to read on a shared host.
+ *
+ * A throughput row (param BENCH_PASS) is the other shape, after seed
+ * 000's FastCdcBench: one op is one pass over a large input (--mebibytes N
+ * of seeded random bytes, or --file PATH, read by the family from
+ * bench_input), each pass timed alone, best of --passes, reported in MiB/s.
+ * Its state starts with a struct bench_pass that setup or run fills.  A
+ * family's throughput rows run as one group whose passes are interleaved
+ * (pass k of every row, then pass k + 1), so they share the drift too.
  */
 #ifndef BENCH_H
 #define BENCH_H
@@ -53,6 +61,23 @@ struct bench_family {
 
 #define BENCH_NROWS(a)	(sizeof(a) / sizeof((a)[0]))
 
+/* param of a throughput row. */
+#define BENCH_PASS	((size_t)-1)
+
+/* The head of a throughput row's state. */
+struct bench_pass {
+	uint64_t	 bytes;		/* one op (one pass) covers */
+	char		 note[96];	/* "" or a word on the last op */
+};
+
+/* The throughput rows' input, from the command line (main.c fills it). */
+struct bench_input {
+	uint64_t	 mebibytes;	/* seeded random bytes, or 0 with file */
+	const char	*file;		/* --file, or NULL */
+	int		 passes;	/* best of */
+};
+extern struct bench_input bench_input;
+
 /* Every family, in the order they run. One word per family. */
 #define BENCH_FAMILIES(X)	\
 	X(cbor)			\
@@ -66,7 +91,8 @@ struct bench_family {
 	X(entry)		\
 	X(channel)		\
 	X(recon)			\
-	X(wire)
+	X(wire)			\
+	X(fastcdc)
 
 #define BENCH_FAMILY_DECL(f) extern const struct bench_family bench_family_##f;
 BENCH_FAMILIES(BENCH_FAMILY_DECL)

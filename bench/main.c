@@ -2,7 +2,8 @@
  * main.c: build/bench, a small JMH-like harness over the families listed in
  * bench.h (BENCHMARKS.md has the figures and how to read them).
  *
- *   build/bench [-l] [--json] [--quick] [--samples N] [FILTER...]
+ *   build/bench [-l] [--json] [--quick] [--samples N]
+ *               [--mebibytes N | --file PATH] [--passes K] [FILTER...]
  *
  * For each selected row: a time-boxed warm-up that also finds the batch
  * size n for which one batch takes about the target sample time, then S
@@ -13,6 +14,11 @@
  * first), and its ratio is its median over the baseline's median from those
  * interleaved samples, so both sides see the same drift.  The baseline also
  * gets its own row, measured alone.  Timing uses CLOCK_MONOTONIC.
+ *
+ * Throughput rows (bench.h) skip calibration: every pass over the input is
+ * one timed op, the passes of a family's rows are interleaved, and the
+ * figure is the best pass in MiB/s; a baseline's ratio is taken between
+ * the two best passes.
  */
 #include <math.h>
 #include <stdbool.h>
@@ -27,6 +33,7 @@
 #include "version.h"
 
 volatile uint64_t bench_sink;
+struct bench_input bench_input;
 
 #define BENCH_FAMILY_PTR(f) &bench_family_##f,
 static const struct bench_family *const bench_families[] = {
@@ -36,6 +43,8 @@ static const struct bench_family *const bench_families[] = {
 #define NFAMILIES BENCH_NROWS(bench_families)
 
 #define SAMPLES_MAX	10000
+#define PASSES_MAX	1000
+#define MEBIBYTES_MAX	16384
 #define NS_PER_S	1000000000.0
 
 struct opts {
@@ -56,10 +65,19 @@ struct result {
 	bool		 has_ratio;
 	double		 base_median_ns; /* the baseline, interleaved */
 	double		 ratio;
+	/* A throughput row: */
+	bool		 throughput;
+	int		 passes;
+	double		 best_ns;	/* the fastest pass */
+	uint64_t	 bytes;		/* one pass */
+	double		 mib_s;		/* bytes / best, in MiB/s */
+	double		 base_mib_s;
+	char		 note[sizeof(((struct bench_pass *)0)->note)];
 };
 
 struct slot {
 	const struct bench_row	*row;
+	size_t			 fam;	/* index in bench_families */
 	int			 base;	/* index of the baseline slot or -1 */
 	bool			 selected;
 	bool			 needed;	/* selected, or a selected row's baseline */
@@ -93,13 +111,19 @@ static void
 usage(FILE *f)
 {
 	fprintf(f,
-	    "usage: bench [-l] [--json] [--quick] [--samples N] [FILTER...]\n"
-	    "  FILTER     case-insensitive substring of a row name (any matches)\n"
-	    "  -l         list the selected rows and exit\n"
-	    "  --json     print a JSON array of results instead of a table\n"
-	    "  --quick    short warm-up and samples (a smoke test, not figures)\n"
-	    "  --samples  samples per row (default 20, 5 with --quick)\n"
-	    "  --help, --version\n");
+	    "usage: bench [-l] [--json] [--quick] [--samples N]\n"
+	    "             [--mebibytes N | --file PATH] [--passes K] [FILTER...]\n"
+	    "  FILTER       case-insensitive substring of a row name (any matches)\n"
+	    "  -l           list the selected rows and exit\n"
+	    "  --json       print a JSON array of results instead of a table\n"
+	    "  --quick      short warm-up and samples (a smoke test, not figures)\n"
+	    "  --samples    samples per row (default 20, 5 with --quick)\n"
+	    "  throughput rows (FastCdc): one op is one pass over an input of\n"
+	    "  --mebibytes  N MiB of seeded random bytes (default 64, 4 with\n"
+	    "               --quick; 1..%d)\n"
+	    "  --file       PATH's bytes instead\n"
+	    "  --passes     best of K passes (default 3, 1 with --quick)\n"
+	    "  --help, --version\n", MEBIBYTES_MAX);
 }
 
 static int
@@ -160,6 +184,7 @@ slots_build(void)
 				return -1;
 			}
 			slots[k].row = row;
+			slots[k].fam = f;
 			slots[k].base = -1;
 			nslots = ++k;
 			if (slot_find(row->name) != (int)k - 1) {
@@ -289,6 +314,7 @@ sample(struct meas *m, int i)
 }
 
 static void print_row(const struct slot *, const struct opts *);
+static void run_pass_group(size_t, const struct opts *);
 
 /* Measure slot i (after its baseline, if any, has had its own row). */
 static void
@@ -302,6 +328,10 @@ run_slot(size_t i, const struct opts *o)
 
 	if (s->done)
 		return;
+	if (s->row->param == BENCH_PASS) {
+		run_pass_group(i, o);
+		return;
+	}
 	if (with_base)
 		run_slot((size_t)s->base, o);
 	s->done = true;
@@ -335,6 +365,102 @@ out:
 	meas_close(&mb);
 	if (!o->json)
 		print_row(s, o);
+}
+
+/*
+ * Every needed throughput row of slot first's family, together: pass k of
+ * each row in turn, then pass k + 1, so drift hits them alike.  Each pass
+ * is one op timed alone; the figure is the best pass.
+ */
+static void
+run_pass_group(size_t first, const struct opts *o)
+{
+	size_t fam = slots[first].fam, ng = 0, *idx;
+	int passes = bench_input.passes;
+	struct meas *m;
+	bool *ok;
+
+	idx = calloc(nslots, sizeof(*idx));
+	m = calloc(nslots, sizeof(*m));
+	ok = calloc(nslots, sizeof(*ok));
+	if (idx == NULL || m == NULL || ok == NULL) {
+		fprintf(stderr, "bench: out of memory\n");
+		exit(1);
+	}
+	for (size_t i = 0; i < nslots; i++)
+		if (slots[i].needed && !slots[i].done && slots[i].fam == fam &&
+		    slots[i].row->param == BENCH_PASS)
+			idx[ng++] = i;
+	for (size_t g = 0; g < ng; g++) {
+		struct slot *s = &slots[idx[g]];
+
+		s->done = true;
+		s->res.throughput = true;
+		s->res.passes = passes;
+		s->res.error = "setup failed";
+		ok[g] = meas_open(&m[g], s->row, passes) == 0;
+		if (ok[g])
+			s->res.error = NULL;
+	}
+	for (int k = 0; k < passes; k++) {
+		for (size_t g = 0; g < ng; g++) {
+			uint64_t t;
+
+			if (!ok[g])
+				continue;
+			if ((t = batch(&m[g], 1)) == UINT64_MAX) {
+				ok[g] = false;
+				slots[idx[g]].res.error = "operation failed";
+				continue;
+			}
+			m[g].ns[k] = (double)t;
+		}
+	}
+	for (size_t g = 0; g < ng; g++) {
+		struct result *r = &slots[idx[g]].res;
+		const struct bench_pass *bp = m[g].state;
+
+		if (!ok[g])
+			continue;
+		stats(m[g].ns, (size_t)passes, &r->median_ns, &r->p99_ns);
+		r->best_ns = m[g].ns[0];	/* sorted */
+		r->batch = 1;
+		if (bp == NULL || bp->bytes == 0) {
+			slots[idx[g]].res.error = "no bytes (a state without "
+			    "a struct bench_pass)";
+			continue;
+		}
+		r->bytes = bp->bytes;
+		r->mib_s = (double)r->bytes / (1 << 20) / (r->best_ns / NS_PER_S);
+		memcpy(r->note, bp->note, sizeof(r->note));
+		r->note[sizeof(r->note) - 1] = '\0';
+		r->ok = true;
+	}
+	for (size_t g = 0; g < ng; g++) {
+		struct slot *s = &slots[idx[g]];
+
+		if (s->res.ok && s->base != -1 && slots[s->base].res.ok &&
+		    slots[s->base].res.throughput) {
+			s->res.has_ratio = true;
+			s->res.base_median_ns = slots[s->base].res.best_ns;
+			s->res.ratio = s->res.best_ns / s->res.base_median_ns;
+			s->res.base_mib_s = slots[s->base].res.mib_s;
+		}
+		meas_close(&m[g]);
+	}
+	if (!o->json && ng > 0) {
+		printf("# %s: %llu bytes (%.1f MiB) of %s, best of %d pass%s; "
+		    "one op = one pass\n", bench_families[fam]->name,
+		    (unsigned long long)slots[idx[0]].res.bytes,
+		    (double)slots[idx[0]].res.bytes / (1 << 20),
+		    bench_input.file != NULL ? bench_input.file :
+		    "seeded random bytes", passes, passes == 1 ? "" : "es");
+		for (size_t g = 0; g < ng; g++)
+			print_row(&slots[idx[g]], o);
+	}
+	free(idx);
+	free(m);
+	free(ok);
 }
 
 static void
@@ -393,6 +519,19 @@ print_row(const struct slot *s, const struct opts *o)
 		fflush(stdout);
 		return;
 	}
+	if (s->res.throughput) {
+		printf("%-*s  %9.1f MiB/s  best %9.2f ms  median %9.2f ms",
+		    (int)name_width, s->row->name, s->res.mib_s,
+		    s->res.best_ns / 1e6, s->res.median_ns / 1e6);
+		if (s->res.has_ratio)
+			printf("  x%.2f the MiB/s of %s",
+			    s->res.mib_s / s->res.base_mib_s, s->row->baseline);
+		if (s->res.note[0] != '\0')
+			printf("  (%s)", s->res.note);
+		printf("\n");
+		fflush(stdout);
+		return;
+	}
 	fmt_ns(med, sizeof(med), s->res.median_ns);
 	fmt_ns(p99, sizeof(p99), s->res.p99_ns);
 	fmt_rate(rate, sizeof(rate), NS_PER_S / s->res.median_ns);
@@ -447,6 +586,19 @@ print_json(void)
 		    s->res.median_ns, s->res.p99_ns,
 		    NS_PER_S / s->res.median_ns,
 		    (unsigned long long)s->res.batch);
+		if (s->res.throughput) {
+			printf(", \"mib_s\": %.1f, \"best_ns\": %.0f, "
+			    "\"bytes\": %llu, \"passes\": %d", s->res.mib_s,
+			    s->res.best_ns, (unsigned long long)s->res.bytes,
+			    s->res.passes);
+			if (s->res.has_ratio)
+				printf(", \"baseline_mib_s\": %.1f",
+				    s->res.base_mib_s);
+			if (s->res.note[0] != '\0') {
+				printf(", \"note\": ");
+				json_str(s->res.note);
+			}
+		}
 		if (s->res.has_ratio) {
 			printf(", \"baseline\": ");
 			json_str(s->row->baseline);
@@ -456,6 +608,43 @@ print_json(void)
 		printf("}");
 	}
 	printf("\n]\n");
+}
+
+/*
+ * a is "--name" (value in the next argument) or "--name=VALUE": true, with
+ * *v the value ("" when missing), else false.
+ */
+static bool
+opt_value(const char *a, const char *name, int argc, char **argv, int *i,
+    const char **v)
+{
+	size_t n = strlen(name);
+
+	if (strncmp(a, name, n) != 0 || (a[n] != '\0' && a[n] != '='))
+		return false;
+	if (a[n] == '=')
+		*v = a + n + 1;
+	else
+		*v = *i + 1 < argc ? argv[++*i] : "";
+	return true;
+}
+
+/* A decimal 1..max, digits only; 0 when it is not one. */
+static uint64_t
+num_arg(const char *v, uint64_t max)
+{
+	uint64_t n = 0;
+
+	if (*v == '\0')
+		return 0;
+	for (; *v != '\0'; v++) {
+		if (*v < '0' || *v > '9')
+			return 0;
+		n = n * 10 + (uint64_t)(*v - '0');
+		if (n > max)
+			return 0;
+	}
+	return n;
 }
 
 int
@@ -492,22 +681,36 @@ main(int argc, char **argv)
 			VERSION_PRINT("bench");
 			free(filters);
 			return 0;
-		} else if (strcmp(a, "--samples") == 0 ||
-		    strncmp(a, "--samples=", 10) == 0) {
-			char *end;
-			long n;
-
-			v = a[9] == '=' ? a + 10 : (i + 1 < argc ? argv[++i] :
-			    "");
-			n = strtol(v, &end, 10);
-			if (*v == '\0' || *end != '\0' || n < 1 ||
-			    n > SAMPLES_MAX) {
+		} else if (opt_value(a, "--samples", argc, argv, &i, &v)) {
+			if ((o.samples = (int)num_arg(v, SAMPLES_MAX)) == 0) {
 				fprintf(stderr, "bench: --samples wants 1..%d\n",
 				    SAMPLES_MAX);
 				free(filters);
 				return 2;
 			}
-			o.samples = (int)n;
+		} else if (opt_value(a, "--passes", argc, argv, &i, &v)) {
+			if ((bench_input.passes = (int)num_arg(v,
+			    PASSES_MAX)) == 0) {
+				fprintf(stderr, "bench: --passes wants 1..%d\n",
+				    PASSES_MAX);
+				free(filters);
+				return 2;
+			}
+		} else if (opt_value(a, "--mebibytes", argc, argv, &i, &v)) {
+			if ((bench_input.mebibytes = num_arg(v,
+			    MEBIBYTES_MAX)) == 0) {
+				fprintf(stderr, "bench: --mebibytes wants "
+				    "1..%d\n", MEBIBYTES_MAX);
+				free(filters);
+				return 2;
+			}
+		} else if (opt_value(a, "--file", argc, argv, &i, &v)) {
+			if (*v == '\0') {
+				fprintf(stderr, "bench: --file wants a path\n");
+				free(filters);
+				return 2;
+			}
+			bench_input.file = v;
 		} else {
 			fprintf(stderr, "bench: unknown option %s\n", a);
 			usage(stderr);
@@ -517,6 +720,15 @@ main(int argc, char **argv)
 	}
 	if (o.samples == 0)
 		o.samples = o.quick ? 5 : 20;
+	if (bench_input.file != NULL && bench_input.mebibytes != 0) {
+		fprintf(stderr, "bench: --file or --mebibytes, not both\n");
+		free(filters);
+		return 2;
+	}
+	if (bench_input.file == NULL && bench_input.mebibytes == 0)
+		bench_input.mebibytes = o.quick ? 4 : 64;
+	if (bench_input.passes == 0)
+		bench_input.passes = o.quick ? 1 : 3;
 	o.warm_ns = o.quick ? 10000000u : 200000000u;
 	o.target_ns = o.quick ? 2000000u : 20000000u;
 
