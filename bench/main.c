@@ -492,6 +492,7 @@ print_header(const struct opts *o)
 	char when[32];
 	time_t t = time(NULL);
 	struct tm tm;
+	size_t i;
 
 	gmtime_r(&t, &tm);
 	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
@@ -500,6 +501,11 @@ print_header(const struct opts *o)
 	printf("# %s %s %s, %ld cpus online, %s%s\n", u.sysname, u.release,
 	    u.machine, sysconf(_SC_NPROCESSORS_ONLN), when,
 	    o->quick ? " (--quick: a smoke run, not figures)" : "");
+	for (i = 0; i < nslots; i++)
+		if (slots[i].needed && slots[i].row->param != BENCH_PASS)
+			break;
+	if (i == nslots)
+		return;		/* throughput rows only: they say their own */
 	printf("# %d samples per row of ~%.0f ms each after %.2f s warm-up; "
 	    "per-op ns over samples\n", o->samples,
 	    (double)o->target_ns / 1e6, (double)o->warm_ns / 1e9);
