@@ -55,6 +55,12 @@ get_le64(const uint8_t *p)
 	return x;
 }
 
+uint64_t
+bao_header_content_len(const uint8_t hdr[BAO_HEADER_LEN])
+{
+	return get_le64(hdr);
+}
+
 /* ---- the outboard --------------------------------------------------- */
 
 /* The pairs of a complete subtree of count (a power of two) group CVs,

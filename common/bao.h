@@ -24,6 +24,9 @@
 uint64_t bao_groups(uint64_t content_len, unsigned g);
 /* 8 + 64 x (groups - 1) (8 when the content fits one group). */
 uint64_t bao_outboard_len(uint64_t content_len, unsigned g);
+/* The content length an outboard's or slice's 8-byte header states
+ * (unproven until a slice verifies). */
+uint64_t bao_header_content_len(const uint8_t hdr[BAO_HEADER_LEN]);
 /* One pass over data: root (= blake3_hash(data)) and the outboard
  * (bao_outboard_len bytes); g <= BAO_GROUP_LOG_MAX. */
 void	 bao_outboard(const uint8_t *data, uint64_t len, unsigned g,

@@ -500,16 +500,6 @@ outboard_group(uint64_t len, uint64_t oblen, const char *path)
 	    (unsigned long long)len);
 }
 
-static uint64_t
-le64(const uint8_t *p)
-{
-	uint64_t v = 0;
-
-	for (int i = 7; i >= 0; i--)
-		v = v << 8 | p[i];
-	return v;
-}
-
 static int
 cmd_slice(const struct pdt_cmd *c, int argc, char **argv)
 {
@@ -530,11 +520,13 @@ cmd_slice(const struct pdt_cmd *c, int argc, char **argv)
 	g = kib != 0 ? group_log(kib) : 0;
 	input_load(pos[0], &in);
 	input_load(pos[1], &ob);
-	if (ob.len < BAO_HEADER_LEN || le64(ob.p) != in.len)
+	if (ob.len < BAO_HEADER_LEN)
+		io_fail("%s: %zu bytes is too short for an outboard", pos[1],
+		    ob.len);
+	if (bao_header_content_len(ob.p) != in.len)
 		io_fail("%s is not the outboard of %s (its length field "
 		    "says %llu bytes, the file has %zu)", pos[1], pos[0],
-		    ob.len < BAO_HEADER_LEN ? 0ull :
-		    (unsigned long long)le64(ob.p), in.len);
+		    (unsigned long long)bao_header_content_len(ob.p), in.len);
 	if (kib == 0)
 		g = outboard_group(in.len, ob.len, pos[1]);
 	else if (bao_outboard_len(in.len, g) != ob.len)
@@ -624,19 +616,18 @@ cmd_verify_slice(const struct pdt_cmd *c, int argc, char **argv)
 	 */
 	if (kib != 0) {
 		cand[ncand++] = group_log(kib);
-	} else {
-		clen = sl.len >= BAO_HEADER_LEN ? le64(sl.p) : 0;
-		if (sl.len >= BAO_HEADER_LEN && bao_slice_len(clen,
-		    BAO_GROUP_LOG_DEFAULT, off, len) == sl.len)
+	} else if (sl.len >= BAO_HEADER_LEN) {
+		clen = bao_header_content_len(sl.p);
+		if (bao_slice_len(clen, BAO_GROUP_LOG_DEFAULT, off, len) ==
+		    sl.len)
 			cand[ncand++] = BAO_GROUP_LOG_DEFAULT;
 		for (unsigned g = 0; g <= BAO_GROUP_LOG_MAX; g++)
 			if (g != BAO_GROUP_LOG_DEFAULT &&
-			    sl.len >= BAO_HEADER_LEN &&
 			    bao_slice_len(clen, g, off, len) == sl.len)
 				cand[ncand++] = g;
-		if (ncand == 0)
-			cand[ncand++] = BAO_GROUP_LOG_DEFAULT;
 	}
+	if (ncand == 0)
+		cand[ncand++] = BAO_GROUP_LOG_DEFAULT;
 	/* A dry run first, so OUT is written only from a good slice. */
 	for (unsigned k = 0; k < ncand; k++) {
 		if (verify_run(root, cand[k], off, len, &sl, &dry, why,
