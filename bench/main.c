@@ -100,12 +100,18 @@ static size_t		 nslots;
 static size_t		 name_width = 4;
 
 static uint64_t
-now_ns(void)
+clock_ns(clockid_t id)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(id, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t
+now_ns(void)
+{
+	return clock_ns(CLOCK_MONOTONIC);
 }
 
 static void
@@ -368,15 +374,6 @@ out:
 		print_row(s, o);
 }
 
-static uint64_t
-cpu_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /*
  * Every needed throughput row of slot first's family, together: pass k of
  * each row in turn, then pass k + 1, so drift hits them alike.  Each pass
@@ -422,13 +419,13 @@ run_pass_group(size_t first, const struct opts *o)
 
 			if (!ok[g])
 				continue;
-			c0 = cpu_ns();
+			c0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 			if ((t = batch(&m[g], 1)) == UINT64_MAX) {
 				ok[g] = false;
 				slots[idx[g]].res.error = "operation failed";
 				continue;
 			}
-			c0 = cpu_ns() - c0;
+			c0 = clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
 			m[g].ns[k] = (double)t;
 			if (k == 0 || (double)c0 < best_cpu[g])
 				best_cpu[g] = c0 > 0 ? (double)c0 : 1;

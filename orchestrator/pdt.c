@@ -213,6 +213,21 @@ in_open(const char *path)
 }
 
 static void
+in_close(int fd)
+{
+	if (fd != STDIN_FILENO)
+		close(fd);
+}
+
+/* Flush what went to standard output; a failed write is an I/O error. */
+static void
+stdout_flush(void)
+{
+	if (fflush(stdout) != 0)
+		io_fail("standard output: %s", strerror(errno));
+}
+
+static void
 input_load(const char *path, struct pdt_input *in)
 {
 	static const uint8_t empty[1];
@@ -235,8 +250,7 @@ input_load(const char *path, struct pdt_input *in)
 			in->p = m;
 			in->mapped = true;
 		}
-		if (fd != STDIN_FILENO)
-			close(fd);
+		in_close(fd);
 		return;
 	}
 	for (;;) {
@@ -255,8 +269,7 @@ input_load(const char *path, struct pdt_input *in)
 		}
 		in->len += (size_t)r;
 	}
-	if (fd != STDIN_FILENO)
-		close(fd);
+	in_close(fd);
 	if (buf != NULL)
 		in->p = buf;
 }
@@ -362,13 +375,11 @@ cmd_b3sum(const struct pdt_cmd *c, int argc, char **argv)
 			blake3_final(&h, out, sizeof(out));
 			print_sum(out, path);
 		}
-		if (fd != STDIN_FILENO)
-			close(fd);
+		in_close(fd);
 	}
 	free(buf);
 	free(pos);
-	if (fflush(stdout) != 0)
-		io_fail("standard output: %s", strerror(errno));
+	stdout_flush();
 	return rc;
 }
 
@@ -445,12 +456,10 @@ cmd_chunks(const struct pdt_cmd *c, int argc, char **argv)
 	}
 	if ((len = fastcdc_final(&cdc)) > 0)
 		chunk_print(ctx, off, len);
-	if (fd != STDIN_FILENO)
-		close(fd);
+	in_close(fd);
 	EVP_MD_CTX_free(ctx);
 	free(buf);
-	if (fflush(stdout) != 0)
-		io_fail("standard output: %s", strerror(errno));
+	stdout_flush();
 	return 0;
 }
 
