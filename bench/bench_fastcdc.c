@@ -78,7 +78,7 @@ input_load(void)
 		return -1;
 	}
 	for (size_t i = 0; i < input_len; i += 8) {
-		uint64_t z = bench_rng(&s);
+		uint64_t z = rng_splitmix64(&s);
 
 		memcpy(input + i, &z, 8);	/* input_len is 8-aligned */
 	}
