@@ -85,6 +85,7 @@ struct fleet {
 	uint64_t	 seed;		/* the run's: each peer's fault seed */
 	const struct launcher *launch;	/* the backend (launch.h): local */
 	void		*launch_state;	/* the backend's own, or NULL */
+	char		 launch_id[16];	/* its name for this run's things */
 };
 
 extern volatile sig_atomic_t fleet_sigchld;

@@ -265,6 +265,7 @@ netns_prepare(struct fleet *f, int npeers, char *err, size_t len)
 			break;
 	}
 	snprintf(n->state, sizeof(n->state), "%s", path);
+	snprintf(f->launch_id, sizeof(f->launch_id), "%s", n->id);
 	snprintf(n->log, sizeof(n->log), "%s/netns.log", f->run_dir);
 	f->launch_state = n;
 	/* The state file first: a kill from here on is cleaned next time. */

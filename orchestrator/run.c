@@ -275,12 +275,14 @@ launch_prepare(struct run *r)
 	    r->scn, "fleet"), "peers"));
 	char err[400];
 
-	engine_timeline(r, "launcher", json_pack("{s:s}", "name", l->name));
-	if (l->prepare == NULL)
-		return 0;
-	if (l->prepare(&r->fleet, (int)n, err, sizeof(err)) == -1)
+	if (l->prepare != NULL && l->prepare(&r->fleet, (int)n, err,
+	    sizeof(err)) == -1)
 		return engine_fail(r, "launcher %s: %s", l->name, err);
-	engine_note(r, "launcher %s: %s", l->name, l->about);
+	engine_timeline(r, "launcher", json_pack("{s:s, s:s}", "name", l->name,
+	    "id", r->fleet.launch_id));
+	if (l->prepare != NULL)
+		engine_note(r, "launcher %s (run id %s): %s", l->name,
+		    r->fleet.launch_id, l->about);
 	return 0;
 }
 

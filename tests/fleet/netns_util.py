@@ -1,0 +1,77 @@
+"""Helpers of the netns launcher's tests (test_netns*.py): whether this box
+can run them, what a run made (its id, from the timeline), and removing
+it when a test failed half-way (the test's own, by the run's id)."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+NETNS_DIR = "/run/netns"
+STATE_DIR = "/run/fleet-lab"
+
+
+def usable():
+    """None when the netns launcher can run here, else why not."""
+    if os.geteuid() != 0:
+        return "not root"
+    if shutil.which("ip") is None or shutil.which("nft") is None:
+        return "ip (iproute2) or nft (nftables) is missing"
+    p = subprocess.run(["ip", "netns", "list"], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE)
+    if p.returncode != 0:
+        return "ip netns is unavailable: %s" % p.stderr.decode().strip()
+    return None
+
+
+def skip_unless_usable(name):
+    why = usable()
+    if why is not None:
+        print("%s: skipped: the netns launcher cannot run here (%s)"
+              % (name, why))
+        sys.exit(0)
+
+
+def run_id(run_dir):
+    """The launcher's id for the run (the timeline's "launcher" event)."""
+    path = os.path.join(run_dir, "timeline.ndjson")
+    if not os.path.exists(path):
+        return None
+    with open(path) as fh:
+        for ln in fh:
+            ev = json.loads(ln)
+            if ev.get("event") == "launcher" and ev.get("id"):
+                return ev["id"]
+    return None
+
+
+def left(rid):
+    """What of run rid is still there: its namespaces and state file."""
+    out = []
+    if os.path.isdir(NETNS_DIR):
+        out += [n for n in os.listdir(NETNS_DIR) if n.startswith(rid + "-")]
+    if os.path.exists(os.path.join(STATE_DIR, rid + ".json")):
+        out.append(rid + ".json")
+    return out
+
+
+def root_view():
+    """The root namespace's veths and nft tables: none are ever ours."""
+    links = subprocess.run(["ip", "-o", "link", "show", "type", "veth"],
+                           stdout=subprocess.PIPE).stdout.decode()
+    tables = subprocess.run(["nft", "list", "tables"],
+                            stdout=subprocess.PIPE).stdout.decode()
+    return ([ln.split(":")[1].strip() for ln in links.splitlines()],
+            [t for t in tables.splitlines() if "fleetlab" in t])
+
+
+def purge(rid):
+    """Remove what run rid left (a failed test's cleanup)."""
+    if not rid:
+        return
+    for n in left(rid):
+        if n.endswith(".json"):
+            os.unlink(os.path.join(STATE_DIR, n))
+        else:
+            subprocess.run(["ip", "netns", "del", n],
+                           stderr=subprocess.DEVNULL)
