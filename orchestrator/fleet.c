@@ -314,6 +314,52 @@ fleet_cmdline(const struct peer *p)
 }
 
 int
+fleet_run_bounded(char *const argv[], const char *path, bool append,
+    int netns_fd, int timeout_ms)
+{
+	uint64_t deadline = clock_mono_ms() + (uint64_t)timeout_ms;
+	int fd, status;
+	pid_t pid;
+
+	if ((fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | (append ?
+	    O_APPEND : O_TRUNC), 0644)) == -1)
+		return -1;
+	fflush(NULL);
+	if ((pid = fork()) == -1) {
+		close(fd);
+		return -1;
+	}
+	if (pid == 0) {
+		int nul = open("/dev/null", O_RDONLY);
+
+		dup2(fd, STDOUT_FILENO);
+		dup2(fd, STDERR_FILENO);
+		if (nul != -1)
+			dup2(nul, STDIN_FILENO);
+		if (netns_fd >= 0 && setns(netns_fd, CLONE_NEWNET) == -1)
+			_exit(126);
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	close(fd);
+	for (;;) {
+		struct timespec ts = { 0, 2 * 1000 * 1000 };
+		pid_t w = waitpid(pid, &status, WNOHANG);
+
+		if (w == pid)
+			return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+		if (w == -1 && errno != EINTR)
+			return -1;
+		if (clock_mono_ms() >= deadline) {
+			kill(pid, SIGKILL);
+			waitpid(pid, &status, 0);
+			return -1;
+		}
+		nanosleep(&ts, NULL);
+	}
+}
+
+int
 fleet_spawn(struct fleet *f, struct peer *p, char **seeds, int nseeds,
     char *err, size_t errlen)
 {

@@ -125,6 +125,13 @@ int		 fleet_spawn(struct fleet *f, struct peer *p, char **seeds,
 int		 fleet_exec(struct fleet *f, struct peer *p, int netns_fd,
 		    char *err, size_t errlen);
 /*
+ * Run argv (a helper: gdb, ip, nft) with stdout and stderr to path
+ * (appended or truncated), inside network namespace netns_fd when >= 0,
+ * killed after timeout_ms: its exit status, or -1.
+ */
+int		 fleet_run_bounded(char *const argv[], const char *path,
+		    bool append, int netns_fd, int timeout_ms);
+/*
  * Read what p's ready pipe holds: 1 ready (listen, peer_id, peerd_pid
  * set; the pipe closed), 0 not yet, -1 with err (the pipe closed).
  */

@@ -76,61 +76,23 @@ proc_start(pid_t pid)
 	return t;
 }
 
-/*
- * Run argv inside namespace ns (NULL: ours), its output appended to log,
- * bounded by NETNS_CMD_MS: its exit status, or -1.
- */
+/* argv inside namespace ns (NULL: ours), its output appended to log,
+ * bounded: its exit status, or -1. */
 static int
 netns_run(const char *ns, char *const argv[], const char *log)
 {
-	uint64_t deadline = clock_mono_ms() + NETNS_CMD_MS;
 	char path[128];
-	int status, fd = -1;
-	pid_t pid;
+	int fd = -1, rc;
 
 	if (ns != NULL) {
 		snprintf(path, sizeof(path), NETNS_RUN_DIR "/%s", ns);
 		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
 			return -1;
 	}
-	fflush(NULL);
-	if ((pid = fork()) == -1) {
-		if (fd != -1)
-			close(fd);
-		return -1;
-	}
-	if (pid == 0) {
-		int out = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
-		    0644), nul = open("/dev/null", O_RDONLY);
-
-		if (out != -1) {
-			dup2(out, STDOUT_FILENO);
-			dup2(out, STDERR_FILENO);
-		}
-		if (nul != -1)
-			dup2(nul, STDIN_FILENO);
-		if (fd != -1 && setns(fd, CLONE_NEWNET) == -1)
-			_exit(126);
-		execvp(argv[0], argv);
-		_exit(127);
-	}
+	rc = fleet_run_bounded(argv, log, true, fd, NETNS_CMD_MS);
 	if (fd != -1)
 		close(fd);
-	for (;;) {
-		struct timespec ts = { 0, 2 * 1000 * 1000 };
-		pid_t w = waitpid(pid, &status, WNOHANG);
-
-		if (w == pid)
-			return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-		if (w == -1 && errno != EINTR)
-			return -1;
-		if (clock_mono_ms() >= deadline) {
-			kill(pid, SIGKILL);
-			waitpid(pid, &status, 0);
-			return -1;
-		}
-		nanosleep(&ts, NULL);
-	}
+	return rc;
 }
 
 /* ip [-n NS] -batch FILE with the lines of text; 0 or -1 with err. */

@@ -996,14 +996,15 @@ link_resolve(const char *hostport, char *out, size_t len, const char **why)
 
 /*
  * Bind the listener on listen (a name or an IPv4 literal, resolved once);
- * the address peers are told to dial goes to addr: advertise when given
+ * the address peers are told to dial goes to addr: --advertise when given
  * (its port 0: the bound port), else the bound address.  A wildcard bind
  * (0.0.0.0) without advertise is refused: the peers would be told
  * 0.0.0.0:PORT and each would dial itself.
  */
 int
-link_init(const char *listen, const char *advertise, char *addr, size_t len)
+link_init(const char *listen, char *addr, size_t len)
 {
+	const char *advertise = pd->conf.advertise;
 	struct sockaddr_in sin;
 	socklen_t slen = sizeof(sin);
 	char ip[INET_ADDRSTRLEN], lit[64], adv[64];

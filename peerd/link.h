@@ -91,12 +91,11 @@ struct link_hello {
 
 /*
  * Bind the listener on listen (HOST:PORT, HOST a name or an IPv4 literal);
- * the address advertised to peers goes to addr: advertise (port 0: the
- * bound one) when not NULL, else the bound address.  A wildcard bind
- * without advertise is refused.  0 or -1.
+ * the address advertised to peers goes to addr: pd->conf.advertise (port
+ * 0: the bound one) when set, else the bound address.  A wildcard bind
+ * without an advertised address is refused.  0 or -1.
  */
-int		 link_init(const char *listen, const char *advertise, char *addr,
-		    size_t len);
+int		 link_init(const char *listen, char *addr, size_t len);
 /*
  * HOST:PORT (a name or an IPv4 literal) resolved once to "a.b.c.d:PORT"
  * in out (getaddrinfo: may block, so at start only).  0, or -1 with why.

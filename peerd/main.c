@@ -398,7 +398,7 @@ main(int argc, char **argv)
 	member_init();
 	replica_init();
 	swarm_init();
-	if (link_init(pd->conf.listen, pd->conf.advertise, pd->listen_addr,
+	if (link_init(pd->conf.listen, pd->listen_addr,
 	    sizeof(pd->listen_addr)) == -1)
 		fatalx("cannot listen on %s", pd->conf.listen);
 	view_init();

@@ -32,16 +32,11 @@ def skip_unless_usable(name):
         sys.exit(0)
 
 
-def run_id(run_dir):
+def run_id(d):
     """The launcher's id for the run (the timeline's "launcher" event)."""
-    path = os.path.join(run_dir, "timeline.ndjson")
-    if not os.path.exists(path):
-        return None
-    with open(path) as fh:
-        for ln in fh:
-            ev = json.loads(ln)
-            if ev.get("event") == "launcher" and ev.get("id"):
-                return ev["id"]
+    for ev in timeline(d):
+        if ev.get("event") == "launcher" and ev.get("id"):
+            return ev["id"]
     return None
 
 
@@ -75,3 +70,26 @@ def purge(rid):
         else:
             subprocess.run(["ip", "netns", "del", n],
                            stderr=subprocess.DEVNULL)
+
+
+def timeline(d):
+    path = os.path.join(d, "timeline.ndjson")
+    if not os.path.exists(path):
+        return []
+    with open(path) as fh:
+        return [json.loads(ln) for ln in fh if ln.endswith("\n")]
+
+
+def run_dir(out):
+    link = os.path.join(out, "latest")
+    return os.path.realpath(link) if os.path.exists(link) else None
+
+
+def assert_nothing_left(rid, before):
+    """Nothing of run rid left, and no veth or fleetlab table in the root
+    namespace beyond before (root_view() taken before the run)."""
+    assert rid, "no launcher id in the timeline"
+    assert left(rid) == [], left(rid)
+    links, tables = root_view()
+    assert tables == [], tables
+    assert set(links) <= set(before[0]), (links, before[0])

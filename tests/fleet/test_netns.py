@@ -5,39 +5,17 @@ the partition made by nft in the kernel (its rule is read from a peer's
 namespace while the split lasts); a peer SIGSTOPped from outside is caught
 by the watchdog with its stack in hang/; nothing of a run is left after
 it.  Skipped with a message when not root or without ip netns and nft."""
-import json
 import os
 import signal
 import subprocess
-import time
 
 from fleet import run, wait_until
-from netns_util import left, purge, root_view, run_id, skip_unless_usable
+from netns_util import (assert_nothing_left, purge, root_view, run_dir,
+                        run_id, skip_unless_usable, timeline)
 from test_orchestrate import (ORCH, Tmp, assert_all_gone, latest,
                               orchestrate, peer_pids, scenario_file)
 
 NETNS = ["--launcher", "netns"]
-
-
-def timeline(d):
-    path = os.path.join(d, "timeline.ndjson")
-    if not os.path.exists(path):
-        return []
-    with open(path) as fh:
-        return [json.loads(ln) for ln in fh if ln.endswith("\n")]
-
-
-def run_dir(out):
-    link = os.path.join(out, "latest")
-    return os.path.realpath(link) if os.path.exists(link) else None
-
-
-def assert_nothing_left(rid, before):
-    assert rid, "no launcher id in the timeline"
-    assert left(rid) == [], left(rid)
-    links, tables = root_view()
-    assert tables == [], tables
-    assert set(links) <= set(before[0]), (links, before[0])
 
 
 def test_churn_on_netns():

@@ -4,31 +4,18 @@ namespace, veth, nft table or state file after a failed run, after an
 orchestrator stopped by SIGINT, or after one killed by SIGKILL (the next
 netns run removes what it left, by its id).  Skipped with a message when
 not root or without ip netns and nft."""
-import json
 import os
 import signal
 import subprocess
 
 from fleet import run, wait_until
-from netns_util import (NETNS_DIR, STATE_DIR, left, purge, root_view,
-                        run_id, skip_unless_usable)
+from netns_util import (STATE_DIR, assert_nothing_left, left, purge,
+                        root_view, run_dir, run_id, skip_unless_usable,
+                        timeline)
 from test_orchestrate import (ORCH, Tmp, alive, assert_all_gone, latest,
                               orchestrate, peer_pids, scenario_file)
 
 NETNS = ["--launcher", "netns"]
-
-
-def run_dir(out):
-    link = os.path.join(out, "latest")
-    return os.path.realpath(link) if os.path.exists(link) else None
-
-
-def assert_nothing_left(rid, before):
-    assert rid, "no launcher id in the timeline"
-    assert left(rid) == [], left(rid)
-    links, tables = root_view()
-    assert tables == [], tables
-    assert set(links) <= set(before[0]), (links, before[0])
 
 
 def sleeping(out, name="sleeper"):
@@ -42,11 +29,8 @@ def sleeping(out, name="sleeper"):
                             stderr=subprocess.PIPE)
     d = wait_until(lambda: run_dir(out), 30, "the run directory")
 
-    def napping():
-        with open(os.path.join(d, "timeline.ndjson")) as fh:
-            return any(json.loads(ln).get("name") == "nap" for ln in fh
-                       if ln.endswith("\n"))
-    wait_until(napping, 120, "the fleet up")
+    wait_until(lambda: any(e.get("name") == "nap" for e in timeline(d)),
+               120, "the fleet up")
     return proc, d, run_id(d)
 
 
