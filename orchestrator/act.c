@@ -827,9 +827,13 @@ fault_net(struct run *r, const struct step_fault *f, struct peer *p)
 				nf.ncut++;
 			}
 	nf.cut = cut;
-	if (f->target >= 0 && f->target < r->fleet.npeers)
+	if (f->target >= 0 && f->target < r->fleet.npeers) {
+		if (r->fleet.peers[f->target]->listen[0] == '\0')
+			return engine_fail(r, "fault: the target p%lld has no "
+			    "address yet (never started)", (long long)f->target);
 		nf.target = fault_host(r->fleet.peers[f->target]->listen,
 		    target, sizeof(target));
+	}
 	if (isnan(nf.drop))
 		nf.drop = 0;
 	engine_timeline(r, "fault", json_pack("{s:i, s:s, s:b, s:i, s:f}",
