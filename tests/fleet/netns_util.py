@@ -60,8 +60,12 @@ def root_view():
             [t for t in tables.splitlines() if "fleetlab" in t])
 
 
-def purge(rid):
-    """Remove what run rid left (a failed test's cleanup)."""
+def purge(rid, proc=None):
+    """A failed test's cleanup: kill its orchestrator proc if it still
+    runs, and remove what run rid left."""
+    if proc is not None and proc.poll() is None:
+        proc.kill()
+        proc.wait()
     if not rid:
         return
     for n in left(rid):

@@ -84,10 +84,7 @@ def test_partition_by_the_kernel():
             assert_all_gone(peer_pids(d))
             assert_nothing_left(rid, before)
         finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
-            purge(rid)
+            purge(rid, proc)
 
 
 def test_a_stopped_peer_is_caught_on_netns():
@@ -123,10 +120,7 @@ def test_a_stopped_peer_is_caught_on_netns():
             assert_all_gone(pids)
             assert_nothing_left(rid, before)
         finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
-            purge(rid)
+            purge(rid, proc)
 
 
 if __name__ == "__main__":

@@ -69,10 +69,7 @@ def test_sigint_leaves_nothing():
             assert_all_gone(peer_pids(d))
             assert_nothing_left(rid, before)
         finally:
-            if proc is not None and proc.poll() is None:
-                proc.kill()
-                proc.wait()
-            purge(rid)
+            purge(rid, proc)
 
 
 def test_sigkill_is_cleaned_by_the_next_run():
@@ -101,10 +98,7 @@ def test_sigkill_is_cleaned_by_the_next_run():
             assert left(rid) == [], left(rid)
             assert_nothing_left(rid2, before)
         finally:
-            if proc is not None and proc.poll() is None:
-                proc.kill()
-                proc.wait()
-            purge(rid)
+            purge(rid, proc)
             purge(rid2)
 
 
