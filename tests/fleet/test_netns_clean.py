@@ -27,10 +27,13 @@ def sleeping(out, name="sleeper"):
     proc = subprocess.Popen([ORCH] + NETNS + [s, "--out", out, "-q"],
                             stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE)
-    d = wait_until(lambda: run_dir(out), 30, "the run directory")
-
-    wait_until(lambda: any(e.get("name") == "nap" for e in timeline(d)),
-               120, "the fleet up")
+    try:
+        d = wait_until(lambda: run_dir(out), 30, "the run directory")
+        wait_until(lambda: any(e.get("name") == "nap" for e in timeline(d)),
+                   120, "the fleet up")
+    except Exception:
+        purge(run_id(run_dir(out)) if run_dir(out) else None, proc)
+        raise
     return proc, d, run_id(d)
 
 
