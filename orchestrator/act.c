@@ -26,6 +26,7 @@
 #include "ctl.h"
 #include "engine.h"
 #include "fleet.h"
+#include "launch.h"
 #include "num.h"
 #include "step.h"
 #include "xmalloc.h"
@@ -746,95 +747,167 @@ act_take(struct run *r, const struct step *s, uint64_t deadline)
 	return 0;
 }
 
-/* The fault step in words, into the notes. */
+/* The fault step in words, into the notes, with the layer it acts in. */
 static void
-fault_describe(struct run *r, const struct step_fault *f)
+fault_describe(struct run *r, const struct step_fault *f, const char *layer)
 {
 	json_t *part = f->partition;
 	char *sel = f->peer != NULL ? json_dumps(f->peer, JSON_ENCODE_ANY |
 	    JSON_COMPACT) : NULL;
+	char how[120];
 
+	snprintf(how, sizeof(how), "at layer %s (%s)", layer,
+	    strcmp(layer, "net") == 0 ? "nft in the peers' namespaces, "
+	    "the kernel's" : "peerd's own filter");
 	if (json_is_array(part)) {
 		char *g = json_dumps(part, JSON_COMPACT);
 
-		engine_fault_note(r, "partition %s", g);
+		engine_fault_note(r, "partition %s %s", g, how);
 		free(g);
 	} else if (f->clear)
-		engine_fault_note(r, "faults cleared on peers %s",
-		    sel ? sel : "?");
+		engine_fault_note(r, "faults cleared on peers %s %s",
+		    sel ? sel : "?", how);
 	else
 		engine_fault_note(r,
 		    "fault on peers %s toward %s: drop %g, delay %lld ms, "
-		    "jitter %lld ms", sel ? sel : "?", f->target >= 0 ?
+		    "jitter %lld ms %s", sel ? sel : "?", f->target >= 0 ?
 		    "one peer" : "all", f->drop, (long long)f->delay_ms,
-		    (long long)f->jitter_ms);
+		    (long long)f->jitter_ms, how);
 	free(sel);
 }
 
+/* Whether peer index k is in one of part's groups other than self's. */
+static bool
+fault_cut_from(json_t *part, int self, json_int_t k)
+{
+	json_t *g, *v;
+	size_t gi, vi;
+	bool self_in, k_in, mine = false, cut = false;
+
+	json_array_foreach(part, gi, g) {
+		self_in = k_in = false;
+		json_array_foreach(g, vi, v) {
+			self_in |= json_integer_value(v) == self;
+			k_in |= json_integer_value(v) == k;
+		}
+		mine |= self_in;
+		cut |= k_in && !self_in;
+	}
+	return mine && cut;
+}
+
+/* The host of a listen address "HOST:PORT" into buf. */
+static const char *
+fault_host(const char *listen, char *buf, size_t len)
+{
+	const char *colon = strrchr(listen, ':');
+
+	snprintf(buf, len, "%.*s", colon ? (int)(colon - listen) :
+	    (int)strlen(listen), listen);
+	return buf;
+}
+
+/* One peer's share of a fault step in the kernel (the launcher's). */
+static int
+fault_net(struct run *r, const struct step_fault *f, struct peer *p)
+{
+	struct launch_fault nf = { .clear = f->clear, .drop = f->drop,
+	    .partition = json_is_array(f->partition) };
+	const char *cut[FLEET_MAX_PEERS];
+	char hosts[FLEET_MAX_PEERS][64], target[64], err[400];
+	int rc;
+
+	if (json_is_array(f->partition))
+		for (int k = 0; k < r->fleet.npeers; k++)
+			if (r->fleet.peers[k]->listen[0] != '\0' &&
+			    fault_cut_from(f->partition, p->index, k)) {
+				cut[nf.ncut] = fault_host(
+				    r->fleet.peers[k]->listen, hosts[nf.ncut],
+				    sizeof(hosts[0]));
+				nf.ncut++;
+			}
+	nf.cut = cut;
+	if (f->target >= 0 && f->target < r->fleet.npeers) {
+		if (r->fleet.peers[f->target]->listen[0] == '\0')
+			return engine_fail(r, "fault: the target p%lld has no "
+			    "address yet (never started)", (long long)f->target);
+		nf.target = fault_host(r->fleet.peers[f->target]->listen,
+		    target, sizeof(target));
+	}
+	if (isnan(nf.drop))
+		nf.drop = 0;
+	engine_timeline(r, "fault", json_pack("{s:i, s:s, s:b, s:i, s:f}",
+	    "peer", p->index, "layer", "net", "clear", f->clear, "cut",
+	    nf.ncut, "drop", nf.drop));
+	rc = r->fleet.launch->net_fault(&r->fleet, p, &nf, err, sizeof(err));
+	return rc == 0 ? 0 : engine_fail(r, "fault: %s", err);
+}
+
+/* One peer's share of a fault step in peerd's own filter. */
+static int
+fault_peer(struct run *r, const struct step_fault *f, struct peer *p)
+{
+	json_t *part = f->partition, *args, *res;
+	char err[256];
+
+	if (f->clear)
+		args = json_pack("{s:b}", "clear", 1);
+	else if (json_is_array(part)) {
+		/* Cut this peer off from every peer outside its group. */
+		json_t *cut = json_array();
+
+		for (int k = 0; k < r->fleet.npeers; k++)
+			if (fault_cut_from(part, p->index, k))
+				json_array_append_new(cut, json_string(
+				    r->fleet.peers[k]->peer_id));
+		args = json_pack("{s:o}", "partition", cut);
+	} else {
+		const char *peer = "*";
+
+		if (f->target >= 0 && f->target < r->fleet.npeers)
+			peer = r->fleet.peers[f->target]->peer_id;
+		args = json_pack("{s:s, s:f, s:I, s:I}", "peer", peer,
+		    "drop", f->drop, "delay_ms", f->delay_ms,
+		    "jitter_ms", f->jitter_ms);
+	}
+	engine_timeline(r, "fault", json_pack("{s:i, s:s, s:O}", "peer",
+	    p->index, "layer", "peer", "args", args));
+	res = engine_call(r, p, "fault", args, CALL_MS, err, sizeof(err));
+	json_decref(args);
+	if (res == NULL)
+		return engine_fail(r, "fault: %s", err);
+	json_decref(res);
+	return 0;
+}
+
+/*
+ * A fault step, in the layer it names or the launcher's default
+ * (launch_fault_layer): the kernel's network (nft, netns launcher) or
+ * peerd's own filter.  launch_check refused before the run a layer the
+ * launcher lacks.
+ */
 static int
 act_fault(struct run *r, const struct step *s, uint64_t deadline)
 {
 	const struct step_fault *f = &s->u.fault;
+	const char *layer = launch_fault_layer(r->fleet.launch, f->layer);
+	bool net = strcmp(layer, "net") == 0;
 	struct peer *ps[FLEET_MAX_PEERS];
-	json_t *part = f->partition;
-	char err[256];
 	int np;
 
 	(void)deadline;
-	np = engine_select(r, json_is_array(part) ? NULL : f->peer, ps,
-	    FLEET_MAX_PEERS, true);
+	if (net && r->fleet.launch->net_fault == NULL)
+		return engine_fail(r, "fault: the %s launcher has no network "
+		    "layer", r->fleet.launch->name);
+	np = engine_select(r, json_is_array(f->partition) ? NULL : f->peer,
+	    ps, FLEET_MAX_PEERS, true);
 	if (np < 0)
 		return engine_fail(r, "fault: a peer index out of range");
-	fault_describe(r, f);
-	for (int i = 0; i < np; i++) {
-		json_t *args, *res;
-
-		if (f->clear)
-			args = json_pack("{s:b}", "clear", 1);
-		else if (json_is_array(part)) {
-			/* Cut this peer off from every peer outside its group. */
-			json_t *cut = json_array(), *g, *v;
-			size_t gi, vi;
-			bool mine = false;
-
-			json_array_foreach(part, gi, g) {
-				bool in = false;
-
-				json_array_foreach(g, vi, v)
-					in |= json_integer_value(v) == ps[i]->index;
-				if (in) {
-					mine = true;
-					continue;
-				}
-				json_array_foreach(g, vi, v) {
-					json_int_t k = json_integer_value(v);
-
-					if (k >= 0 && k < r->fleet.npeers)
-						json_array_append_new(cut,
-						    json_string(r->fleet.peers[k]->peer_id));
-				}
-			}
-			if (!mine)
-				json_array_clear(cut);
-			args = json_pack("{s:o}", "partition", cut);
-		} else {
-			const char *peer = "*";
-
-			if (f->target >= 0 && f->target < r->fleet.npeers)
-				peer = r->fleet.peers[f->target]->peer_id;
-			args = json_pack("{s:s, s:f, s:I, s:I}", "peer", peer,
-			    "drop", f->drop, "delay_ms", f->delay_ms,
-			    "jitter_ms", f->jitter_ms);
-		}
-		engine_timeline(r, "fault", json_pack("{s:i, s:O}", "peer",
-		    ps[i]->index, "args", args));
-		res = engine_call(r, ps[i], "fault", args, CALL_MS, err,
-		    sizeof(err));
-		json_decref(args);
-		if (res == NULL)
-			return engine_fail(r, "fault: %s", err);
-		json_decref(res);
-	}
+	fault_describe(r, f, layer);
+	for (int i = 0; i < np; i++)
+		if ((net ? fault_net(r, f, ps[i]) : fault_peer(r, f, ps[i])) ==
+		    -1)
+			return -1;
 	return 0;
 }
 

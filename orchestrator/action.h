@@ -109,7 +109,8 @@ enum action { ACTIONS(ACTION_ENUM) ACTION_COUNT };
 	F(jitter_ms, FK_INT, 0, 0, 3600000, NULL, NULL) \
 	F(target, FK_TARGET, 0, 0, 0, NULL, NULL) \
 	F(partition, FK_GROUPS, 0, 0, 0, NULL, NULL) \
-	F(clear, FK_TRUE, 0, 0, 0, NULL, NULL)
+	F(clear, FK_TRUE, 0, 0, 0, NULL, NULL) \
+	F(layer, FK_ENUM, 0, 0, 0, NULL, fault_layers)
 #define FIELDS_wait(F) \
 	F(until, FK_ENUM, F_REQ, 0, 0, NULL, untils) \
 	F(measure, FK_STR, F_NULL, 0, NAME_LEN, NULL, NULL) \

@@ -44,48 +44,6 @@ have_gdb(char *path, size_t len)
 	return false;
 }
 
-/* Run argv with stdout and stderr to path, killing it after timeout_ms. */
-static int
-run_bounded(char *const argv[], const char *path, int timeout_ms)
-{
-	uint64_t deadline = clock_mono_ms() + (uint64_t)timeout_ms;
-	int fd, status;
-	pid_t pid;
-
-	if ((fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) ==
-	    -1)
-		return -1;
-	if ((pid = fork()) == -1) {
-		close(fd);
-		return -1;
-	}
-	if (pid == 0) {
-		dup2(fd, STDOUT_FILENO);
-		dup2(fd, STDERR_FILENO);
-		int nul = open("/dev/null", O_RDONLY);
-		if (nul != -1)
-			dup2(nul, STDIN_FILENO);
-		execv(argv[0], argv);
-		_exit(127);
-	}
-	close(fd);
-	for (;;) {
-		struct timespec ts = { 0, 20 * 1000 * 1000 };
-		pid_t w = waitpid(pid, &status, WNOHANG);
-
-		if (w == pid)
-			return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-		if (w == -1 && errno != EINTR)
-			return -1;
-		if (clock_mono_ms() >= deadline) {
-			kill(pid, SIGKILL);
-			waitpid(pid, &status, 0);
-			return -1;
-		}
-		nanosleep(&ts, NULL);
-	}
-}
-
 static void
 append_file(FILE *out, const char *path, const char *title)
 {
@@ -129,7 +87,8 @@ capture_stacks(const struct peer *p, const char *dir, bool use_gdb)
 		    (char *)"-p", pidtext, (char *)"-ex",
 		    (char *)"thread apply all bt full", NULL };
 
-		if (run_bounded(argv, path, GDB_TIMEOUT_MS) == 0)
+		if (fleet_run_bounded(argv, path, false, -1,
+		    GDB_TIMEOUT_MS) == 0)
 			return;
 	}
 	/* No gdb (or it failed): what the kernel says. */

@@ -6,6 +6,7 @@
  * when the loop does not.
  */
 #include <sys/prctl.h>
+#include <sched.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -25,6 +26,7 @@
 #include "ctl.h"
 #include "fleet.h"
 #include "knob.h"
+#include "launch.h"
 #include "log.h"
 #include "unixsock.h"
 #include "xmalloc.h"
@@ -71,6 +73,7 @@ fleet_init(struct fleet *f, const char *run_dir, const char *peerd,
 	snprintf(f->peerd, sizeof(f->peerd), "%s", peerd);
 	f->knobs = knobs ? json_incref(knobs) : json_object();
 	f->ready_timeout_ms = 15000;
+	f->launch = launch_default();
 	if (wake_wr < 0) {
 		int fds[2];
 
@@ -173,9 +176,10 @@ argv_free(char **argv)
 static char **
 peer_argv(struct fleet *f, struct peer *p, char **seeds, int nseeds)
 {
-	char **argv = NULL;
+	char **argv = NULL, listen[64];
 	int n = 0;
 
+	f->launch->endpoint(f, p, listen, sizeof(listen));
 	if (p->wrap != NULL)
 		for (char **w = p->wrap; *w != NULL; w++)
 			argv_push(&argv, &n, *w);
@@ -185,7 +189,7 @@ peer_argv(struct fleet *f, struct peer *p, char **seeds, int nseeds)
 	argv_push(&argv, &n, "--dir");
 	argv_push(&argv, &n, p->dir);
 	argv_push(&argv, &n, "--listen");
-	argv_push(&argv, &n, "127.0.0.1:0");
+	argv_push(&argv, &n, listen);
 	argv_push(&argv, &n, "--control");
 	argv_push(&argv, &n, p->control);
 	if (f->binding[0] != '\0') {
@@ -310,15 +314,68 @@ fleet_cmdline(const struct peer *p)
 }
 
 int
+fleet_run_bounded(char *const argv[], const char *path, bool append,
+    int netns_fd, int timeout_ms)
+{
+	uint64_t deadline = clock_mono_ms() + (uint64_t)timeout_ms;
+	int fd, status;
+	pid_t pid;
+
+	if ((fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | (append ?
+	    O_APPEND : O_TRUNC), 0644)) == -1)
+		return -1;
+	fflush(NULL);
+	if ((pid = fork()) == -1) {
+		close(fd);
+		return -1;
+	}
+	if (pid == 0) {
+		int nul = open("/dev/null", O_RDONLY);
+
+		dup2(fd, STDOUT_FILENO);
+		dup2(fd, STDERR_FILENO);
+		if (nul != -1)
+			dup2(nul, STDIN_FILENO);
+		if (netns_fd >= 0 && setns(netns_fd, CLONE_NEWNET) == -1)
+			_exit(126);
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	close(fd);
+	for (;;) {
+		struct timespec ts = { 0, 2 * 1000 * 1000 };
+		pid_t w = waitpid(pid, &status, WNOHANG);
+
+		if (w == pid)
+			return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+		if (w == -1 && errno != EINTR)
+			return -1;
+		if (clock_mono_ms() >= deadline) {
+			kill(pid, SIGKILL);
+			waitpid(pid, &status, 0);
+			return -1;
+		}
+		nanosleep(&ts, NULL);
+	}
+}
+
+int
 fleet_spawn(struct fleet *f, struct peer *p, char **seeds, int nseeds,
     char *err, size_t errlen)
+{
+	argv_free(p->argv);
+	p->argv = peer_argv(f, p, seeds, nseeds);
+	return f->launch->spawn(f, p, err, errlen);
+}
+
+int
+fleet_exec(struct fleet *f, struct peer *p, int netns_fd, char *err,
+    size_t errlen)
 {
 	int out[2], errfd;
 	char path[700];
 	pid_t parent = getpid(), pid;
 
-	argv_free(p->argv);
-	p->argv = peer_argv(f, p, seeds, nseeds);
 	if (pipe2(out, O_CLOEXEC) == -1) {
 		snprintf(err, errlen, "pipe: %s", strerror(errno));
 		return -1;
@@ -351,6 +408,11 @@ fleet_spawn(struct fleet *f, struct peer *p, char **seeds, int nseeds,
 		signal(SIGPIPE, SIG_DFL);
 		dup2(out[1], STDOUT_FILENO);
 		dup2(errfd, STDERR_FILENO);
+		/* The peer's own network (netns launcher), not ip netns exec. */
+		if (netns_fd >= 0 && setns(netns_fd, CLONE_NEWNET) == -1) {
+			dprintf(errfd, "setns: %s\n", strerror(errno));
+			_exit(127);
+		}
 		int nul = open("/dev/null", O_RDONLY);
 		if (nul != -1)
 			dup2(nul, STDIN_FILENO);

@@ -1,7 +1,8 @@
 /*
  * fleet.h: the orchestrator's view of its peerd processes.
  *
- * Peers are spawned with fork/exec (each in its own process group, with
+ * Peers are spawned by the run's launcher (launch.h; the default's
+ * fork/exec is fleet_exec here: each in its own process group, with
  * PR_SET_PDEATHSIG so none outlives a crashed orchestrator), awaited
  * through their one ready line with a bound, talked to only through their
  * control sockets and signalled only by pid.  SIGCHLD sets a flag; the
@@ -29,6 +30,7 @@ enum peer_state {
 };
 
 struct ctl;
+struct launcher;
 
 struct peer {
 	int		 index;
@@ -81,6 +83,9 @@ struct fleet {
 	int		 npeers;
 	int		 ready_timeout_ms;
 	uint64_t	 seed;		/* the run's: each peer's fault seed */
+	const struct launcher *launch;	/* the backend (launch.h): local */
+	void		*launch_state;	/* the backend's own, or NULL */
+	char		 launch_id[16];	/* its name for this run's things */
 };
 
 extern volatile sig_atomic_t fleet_sigchld;
@@ -112,6 +117,20 @@ int		 fleet_start(struct fleet *f, struct peer *p, char **seeds,
  */
 int		 fleet_spawn(struct fleet *f, struct peer *p, char **seeds,
 		    int nseeds, char *err, size_t errlen);
+/*
+ * The local fork/exec of p->argv (a backend's spawn, launch.h): in the
+ * child, setns(netns_fd, CLONE_NEWNET) first when netns_fd >= 0.  Its
+ * ready line comes on p->ready_fd.  0, or -1 with err set.
+ */
+int		 fleet_exec(struct fleet *f, struct peer *p, int netns_fd,
+		    char *err, size_t errlen);
+/*
+ * Run argv (a helper: gdb, ip, nft) with stdout and stderr to path
+ * (appended or truncated), inside network namespace netns_fd when >= 0,
+ * killed after timeout_ms: its exit status, or -1.
+ */
+int		 fleet_run_bounded(char *const argv[], const char *path,
+		    bool append, int netns_fd, int timeout_ms);
 /*
  * Read what p's ready pipe holds: 1 ready (listen, peer_id, peerd_pid
  * set; the pipe closed), 0 not yet, -1 with err (the pipe closed).

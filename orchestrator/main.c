@@ -5,6 +5,7 @@
  *               [--out DIR] [--dry-run] [--timeout S] [--keep]
  *               [--hold K] [--wrap K=PREFIX]... [--stall-s S] [--watch-ms MS]
  *               [--sample-ms MS] [--quiet|--verbose] [--peerd PATH]
+ *               [--launcher NAME]
  *   orchestrate list              every scenario a bare name can run
  *   orchestrate describe NAME     its parameters, steps and checks
  *   orchestrate down RUN_DIR      stop a fleet left up by --keep
@@ -43,6 +44,7 @@
 #include "debug.h"
 #include "fleet.h"
 #include "html.h"
+#include "launch.h"
 #include "log.h"
 #include "measures.h"
 #include "num.h"
@@ -72,6 +74,7 @@ static const struct option longopts[] = {
 	{ "stall-s", required_argument, NULL, 'W' },
 	{ "watch-ms", required_argument, NULL, 'J' },
 	{ "sample-ms", required_argument, NULL, 'M' },
+	{ "launcher", required_argument, NULL, 'L' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
 	{ NULL, 0, NULL, 0 }
@@ -114,6 +117,8 @@ usage(FILE *fp)
 "  -q, --quiet        only the verdict line on stderr\n"
 "  -v, --verbose      every note of the engine on stderr as it comes\n"
 "  --peerd PATH       the peerd binary (default: beside orchestrate)\n"
+"  --launcher NAME    how peers are started (docs/launchers.md):\n"
+"                     local (default) or netns\n"
 "\n"
 "\n"
 "       orchestrate list              every scenario a bare name runs\n"
@@ -455,6 +460,14 @@ main(int argc, char **argv)
 			    &opts.stall_s))
 				return 2;
 			break;
+		case 'L':
+			if ((opts.launch = launch_find(optarg)) == NULL) {
+				fprintf(stderr, "orchestrate: --launcher: no "
+				    "launcher \"%s\"; there are:\n", optarg);
+				launch_list(stderr);
+				return 2;
+			}
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -519,6 +532,13 @@ main(int argc, char **argv)
 	}
 	if (scn == NULL)
 		return 2;
+	if (launch_check(opts.launch ? opts.launch : launch_default(), scn,
+	    opts.keep, opts.nwraps > 0 || opts.hold != NULL, err,
+	    sizeof(err)) == -1) {
+		fprintf(stderr, "orchestrate: %s\n", err);
+		json_decref(scn);
+		return 2;
+	}
 	if (!seed_given)
 		RAND_bytes((unsigned char *)&opts.seed, sizeof(opts.seed));
 	opts.seed &= 0x7fffffffffffffffull;	/* fits a JSON integer */

@@ -35,6 +35,7 @@
 #include "num.h"
 #include "hist.h"
 #include "identity.h"
+#include "launch.h"
 #include "log.h"
 #include "metrics.h"
 #include "xmalloc.h"
@@ -265,6 +266,26 @@ drop_content(struct run *r)
 }
 
 
+/* The launcher's set-up before any peer starts (launch.h). 0 or -1. */
+static int
+launch_prepare(struct run *r)
+{
+	const struct launcher *l = r->fleet.launch;
+	json_int_t n = json_integer_value(json_object_get(json_object_get(
+	    r->scn, "fleet"), "peers"));
+	char err[400];
+
+	if (l->prepare != NULL && l->prepare(&r->fleet, (int)n, err,
+	    sizeof(err)) == -1)
+		return engine_fail(r, "launcher %s: %s", l->name, err);
+	engine_timeline(r, "launcher", json_pack("{s:s, s:s}", "name", l->name,
+	    "id", r->fleet.launch_id));
+	if (l->prepare != NULL)
+		engine_note(r, "launcher %s (run id %s): %s", l->name,
+		    r->fleet.launch_id, l->about);
+	return 0;
+}
+
 /*
  * A step's state machine: pending -> running -> done | failed, every
  * transition here (the timeline's step_start and step_end, the watchdog's
@@ -378,6 +399,8 @@ run_scenario(struct run *r, json_t *scn, const struct run_opts *opts)
 	    binding != NULL ? binding : "");
 	r->fleet.keep = opts->keep;
 	r->fleet.seed = opts->seed;
+	if (opts->launch != NULL)
+		r->fleet.launch = opts->launch;
 	timeout_s = opts->timeout_s > 0 ? opts->timeout_s :
 	    (json_int_t)json_number_value(json_object_get(scn, "timeout_s"));
 	if (timeout_s <= 0)
@@ -389,6 +412,8 @@ run_scenario(struct run *r, json_t *scn, const struct run_opts *opts)
 	    "seed", (json_int_t)opts->seed, "mono_ms", (json_int_t)r->t0_ms));
 	raise_nofile(r);
 	timers_start(r);
+	if (launch_prepare(r) == -1)
+		steps = NULL;	/* the error is the run's */
 	json_array_foreach(steps, i, step) {
 		struct step st;
 		char err[300];
@@ -432,6 +457,8 @@ run_scenario(struct run *r, json_t *scn, const struct run_opts *opts)
 	    RUN_PASS ? "pass" : r->status == RUN_FAIL ? "fail" : "error"));
 	if (!opts->keep) {
 		fleet_teardown(&r->fleet, 5000);
+		if (r->fleet.launch->teardown != NULL)
+			r->fleet.launch->teardown(&r->fleet);
 		drop_content(r);
 	} else
 		fleet_reap(&r->fleet);
@@ -442,6 +469,9 @@ void
 run_free(struct run *r)
 {
 	/* The fleet first: its last callbacks may still look at the run. */
+	if (r->fleet.launch != NULL && r->fleet.launch->teardown != NULL &&
+	    !r->opts.keep)
+		r->fleet.launch->teardown(&r->fleet);	/* a run cut short */
 	fleet_free(&r->fleet);
 	floor_free(r);
 	if (r->timeline != NULL)

@@ -45,6 +45,7 @@ struct run_opts {
 	int		 stall_s;	/* watchdog: no progress for this long */
 	int		 watch_ms;	/* --watch-ms: the round (0: by size) */
 	int		 sample_ms;	/* --sample-ms (0: not given, -1: off) */
+	const struct launcher *launch;	/* --launcher (launch.h); NULL local */
 	char		**argv;		/* the orchestrator's own command line */
 	int		 argc;
 };

@@ -28,6 +28,8 @@ struct action_row {
 #define UNTIL_NAME(n) #n,
 static const char *const untils[] = { CONDITIONS(UNTIL_NAME) NULL };
 #undef UNTIL_NAME
+/* A fault's layer (launch.h): the kernel's network, or peerd's filter. */
+static const char *const fault_layers[] = { "net", "peer", NULL };
 static const char *const ops[] = { "<", "<=", "==", "!=", ">=", ">", NULL };
 static const char *const stats[] = {
 	"p50", "p90", "p99", "p999", "max", "count", NULL

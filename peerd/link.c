@@ -21,6 +21,7 @@
 #include <arpa/inet.h>
 
 #include <errno.h>
+#include <netdb.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -960,17 +961,76 @@ gauge_links(void)
 	return link_count();
 }
 
+/*
+ * HOST:PORT with HOST a name or an IPv4 literal, resolved once (at start:
+ * getaddrinfo may block) to the first IPv4 address as "a.b.c.d:PORT" in
+ * out.  0, or -1 with why (a short reason) when it does not parse or
+ * resolve.
+ */
+int
+link_resolve(const char *hostport, char *out, size_t len, const char **why)
+{
+	struct addrinfo hints, *res = NULL;
+	char host[256], ip[INET_ADDRSTRLEN];
+	const char *colon = strrchr(hostport, ':');
+	char *end;
+	unsigned long port;
+	int rc;
+
+	*why = "not HOST:PORT";
+	if (colon == NULL || colon == hostport ||
+	    (size_t)(colon - hostport) >= sizeof(host))
+		return -1;
+	port = strtoul(colon + 1, &end, 10);
+	if (*end != '\0' || end == colon + 1 || port > 65535)
+		return -1;
+	memcpy(host, hostport, (size_t)(colon - hostport));
+	host[colon - hostport] = '\0';
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_family = AF_INET;
+	hints.ai_socktype = SOCK_STREAM;
+	if ((rc = getaddrinfo(host, NULL, &hints, &res)) != 0 || res == NULL) {
+		*why = rc != 0 ? gai_strerror(rc) : "no IPv4 address";
+		return -1;
+	}
+	inet_ntop(AF_INET, &((struct sockaddr_in *)(void *)res->ai_addr)->
+	    sin_addr, ip, sizeof(ip));
+	freeaddrinfo(res);
+	snprintf(out, len, "%s:%lu", ip, port);
+	return 0;
+}
+
+/*
+ * Bind the listener on listen (a name or an IPv4 literal, resolved once);
+ * the address peers are told to dial goes to addr: --advertise when given
+ * (its port 0: the bound port), else the bound address.  A wildcard bind
+ * (0.0.0.0) without advertise is refused: the peers would be told
+ * 0.0.0.0:PORT and each would dial itself.
+ */
 int
 link_init(const char *listen, char *addr, size_t len)
 {
+	const char *advertise = pd->conf.advertise;
 	struct sockaddr_in sin;
 	socklen_t slen = sizeof(sin);
-	char ip[INET_ADDRSTRLEN];
+	char ip[INET_ADDRSTRLEN], lit[64], adv[64];
+	const char *why;
 
 	stats_gauge("links", gauge_links);
-	if (parse_hostport(listen, &sin) == -1) {
-		log_warnx("listen: bad address \"%s\" (want 127.0.0.1:PORT)",
-		    listen);
+	if (link_resolve(listen, lit, sizeof(lit), &why) == -1 ||
+	    parse_hostport(lit, &sin) == -1) {
+		log_warnx("listen: bad address \"%s\" (%s; want HOST:PORT, "
+		    "HOST an IPv4 address or a name)", listen, why);
+		return -1;
+	}
+	if (advertise != NULL && (link_resolve(advertise, adv, sizeof(adv),
+	    &why) == -1 || !link_addr_ok(adv))) {
+		log_warnx("advertise: bad address \"%s\" (%s)", advertise, why);
+		return -1;
+	}
+	if (sin.sin_addr.s_addr == htonl(INADDR_ANY) && advertise == NULL) {
+		log_warnx("listen %s: a wildcard address needs --advertise "
+		    "HOST:PORT (the address the other peers dial)", listen);
 		return -1;
 	}
 	if (transport_init(pd->conf.binding) == -1)
@@ -995,6 +1055,14 @@ link_init(const char *listen, char *addr, size_t len)
 	}
 	inet_ntop(AF_INET, &sin.sin_addr, ip, sizeof(ip));
 	snprintf(addr, len, "%s:%u", ip, ntohs(sin.sin_port));
+	if (advertise != NULL) {
+		char *colon = strrchr(adv, ':');
+
+		if (strcmp(colon, ":0") == 0)
+			snprintf(colon, sizeof(adv) - (size_t)(colon - adv),
+			    ":%u", ntohs(sin.sin_port));
+		snprintf(addr, len, "%s", adv);
+	}
 	reaper_ev = event_new(pd->base, -1, 0, link_reap, NULL);
 	dcbor_buf_init(&sendbuf);
 	return 0;

@@ -89,8 +89,19 @@ struct link_hello {
 };
 /* Parsed and encoded by handshake.c (handshake.h). */
 
-/* Bind the listener; the bound address goes to addr. 0 or -1. */
+/*
+ * Bind the listener on listen (HOST:PORT, HOST a name or an IPv4 literal);
+ * the address advertised to peers goes to addr: pd->conf.advertise (port
+ * 0: the bound one) when set, else the bound address.  A wildcard bind
+ * without an advertised address is refused.  0 or -1.
+ */
 int		 link_init(const char *listen, char *addr, size_t len);
+/*
+ * HOST:PORT (a name or an IPv4 literal) resolved once to "a.b.c.d:PORT"
+ * in out (getaddrinfo: may block, so at start only).  0, or -1 with why.
+ */
+int		 link_resolve(const char *hostport, char *out, size_t len,
+		    const char **why);
 /* Close every link and the listener. */
 void		 link_shutdown(void);
 /*

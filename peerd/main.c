@@ -55,7 +55,7 @@ static struct wake	*tick_wk;
 
 enum {
 	OPT_LOG_FILE = 256, OPT_GROUP, OPT_HOLD, OPT_FAULT_SEED, OPT_VERSION,
-	OPT_BINDING,
+	OPT_BINDING, OPT_ADVERTISE,
 	OPT_KNOB	/* OPT_KNOB + i: row i of KNOBS() */
 };
 
@@ -72,6 +72,7 @@ static const struct option longopts[] = {
 	{ "name", required_argument, NULL, 'n' },
 	{ "dir", required_argument, NULL, 'd' },
 	{ "listen", required_argument, NULL, 'l' },
+	{ "advertise", required_argument, NULL, OPT_ADVERTISE },
 	{ "control", required_argument, NULL, 'c' },
 	{ "seed", required_argument, NULL, 's' },
 	{ "group", required_argument, NULL, OPT_GROUP },
@@ -94,9 +95,13 @@ usage(FILE *fp)
 "\n"
 "  --name NAME            this peer's name (in logs, hello, the ready line)\n"
 "  --dir DIR              its directory: identity.key, peerd.log, trace.ndjson\n"
-"  --listen ADDR          TCP listen address (default 127.0.0.1:0, a free port)\n"
+"  --listen HOST:PORT     TCP listen address, HOST a name or an IPv4 address\n"
+"                         (default 127.0.0.1:0, a free port)\n"
+"  --advertise HOST:PORT  the address told to other peers (port 0: the bound\n"
+"                         one); needed when listening on 0.0.0.0\n"
 "  --control PATH         the JSON control socket (mode 0600)\n"
-"  --seed HOST:PORT       a peer to dial at start (repeatable)\n"
+"  --seed HOST:PORT       a peer to dial at start (repeatable; HOST a name\n"
+"                         or an IPv4 address, resolved once at start)\n"
 "  --group NAME           the fabric group (default \"fleet\")\n"
 "  --binding tcp|tls|dtls links over plain TCP (default), TLS 1.3 with\n"
 "                         Ed25519 identity certificates, or DTLS 1.2 over\n"
@@ -195,6 +200,7 @@ conf_parse(struct peerd_conf *c, int argc, char **argv)
 		case 'n': c->name = optarg; break;
 		case 'd': c->dir = optarg; break;
 		case 'l': c->listen = optarg; break;
+		case OPT_ADVERTISE: c->advertise = optarg; break;
 		case 'c': c->control = optarg; break;
 		case 's':
 			c->seeds = xreallocarray(c->seeds, (size_t)c->nseeds + 1,
@@ -487,10 +493,16 @@ main(int argc, char **argv)
 		    (int)getpid(), (int)getpid(), (int)getpid());
 		raise(SIGSTOP);
 	}
-	for (int i = 0; i < pd->conf.nseeds; i++)
-		if (view_add_seed(pd->conf.seeds[i]) == -1)
-			log_warnx("seed \"%s\" is not host:port",
-			    pd->conf.seeds[i]);
+	for (int i = 0; i < pd->conf.nseeds; i++) {
+		char seed[64];
+		const char *why;
+
+		/* A name is resolved once, here: the view keeps literals. */
+		if (link_resolve(pd->conf.seeds[i], seed, sizeof(seed),
+		    &why) == -1 || view_add_seed(seed) == -1)
+			log_warnx("seed \"%s\": %s", 
+			    pd->conf.seeds[i], why);
+	}
 
 	/*
 	 * One loop turn at a time: after each, the timers whose slack lets

@@ -34,6 +34,7 @@ struct peerd_conf {
 	const char	*name;
 	const char	*dir;
 	const char	*listen;	/* host:port, port 0 picks one */
+	const char	*advertise;	/* host:port told to peers, or NULL */
 	const char	*control;	/* control socket path */
 	const char	*group;
 	const char	*log_level;
